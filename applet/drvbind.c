@@ -1,0 +1,1213 @@
+/*
+ * drvbind - bind devices to the drivers named on the kernel command line
+ *
+ * Rules come from /proc/cmdline ("drvbind=[BUS/]DEVICE:DRIVER", repeated),
+ * from a config file, or from the arguments. Each device is waited for,
+ * then moved to its driver through sysfs: driver_override, unbind, bind,
+ * new_id where the driver does not know the device, a check of the
+ * resulting driver link, and a rollback to the old driver on any failure.
+ *
+ * No heap: every buffer below is fixed and every overflow is reported.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "parse.h"
+
+#define VERSION "0.1"
+
+static const char usage[] =
+"usage: drvbind [-bnqv] [-r SYSFS] [-k CMDLINE] [-c CONF] [-t SECS] [-m MODPROBE] [RULE...]\n"
+"       drvbind -l [-r SYSFS] [BUS]\n"
+"RULE is [BUS/]DEVICE:DRIVER (DRIVER none: no driver); without RULEs,\n"
+"every drvbind= of CMDLINE (/proc/cmdline) and CONF (/etc/drvbind.conf).\n"
+"-b background  -l list  -n dry run  -q quiet  -v verbose  -V version\n";
+
+enum {
+	RULES_MAX = 64,
+	CMDLINE_MAX = 4096,	/* the kernel's largest, MIPS; x86-64 and arm64: 2048 */
+	CONF_MAX = 8192,
+	PATH_SZ = 4 * NAME_SZ + 64,
+	LINE_SZ = 960,		/* /dev/kmsg refuses records over ~992 bytes */
+	SHOW_MAX = 80,		/* bytes of a refused rule quoted in its message */
+	EVENT_SZ = 8192,
+	DIRBUF_SZ = 4096,
+	TIMEOUT_DEFAULT = 10,
+	SETTLE_MS = 500,	/* how long an unbound device may still be probed */
+	RESCAN_MS = 250,	/* re-scan interval where no uevents can come */
+	BUSY_RETRIES = 3,
+	SYSFS_MAGIC = 0x62656572,
+	NETLINK_KOBJECT_UEVENT = 15,
+};
+
+enum { LOG_ERR = 3, LOG_WARNING = 4, LOG_INFO = 6, LOG_DEBUG = 7 };
+
+enum state { WAITING, DONE, FAILED };
+
+/* Not an errno: a check found the device on another driver, or none. */
+enum { MISPLACED = -1 };
+
+/* musl-gcc does not see the kernel's uapi headers. */
+struct sockaddr_nl {
+	unsigned short nl_family;
+	unsigned short nl_pad;
+	unsigned int nl_pid;
+	unsigned int nl_groups;
+};
+
+struct rule {
+	struct spec s;
+	char bus[NAME_SZ];	/* s.bus, or the bus the device was found on */
+	char orig[NAME_SZ];	/* driver before the first change, "" for none */
+	char ovr[NAME_SZ];	/* driver_override before the first change */
+	char id[32];		/* the id taught through new_id, for the message */
+	enum state state;
+	int none, held, asked, busid;
+	long long settle_at;
+};
+
+static struct {
+	int sysfd, kmsg, sock, poll_ms;
+	int verbose, quiet, dry, background;
+	unsigned timeout;
+	const char *modprobe;
+	int nrules, bad;
+} g = { .sysfd = -1, .kmsg = -1, .sock = -1, .timeout = TIMEOUT_DEFAULT,
+	.modprobe = "/sbin/modprobe" };
+
+/* Apart from g: zero-initialised, so they cost no bytes in the binary. */
+static struct rule rules[RULES_MAX];
+static char modprobe_buf[PATH_SZ], init_path[PATH_SZ];
+
+/* ---- messages ---- */
+
+/* "<N>" is kept in front for /dev/kmsg; stderr gets the line after it. */
+static char line[LINE_SZ];
+static size_t line_len;
+
+static void put_c(char c)
+{
+	if (line_len < sizeof line - 5)
+		line[line_len++] = c;
+	else
+		memcpy(line + sizeof line - 5, "...", 3), line_len = sizeof line - 2;
+}
+
+static void put(const char *s)
+{
+	while (*s)
+		put_c(*s++);
+}
+
+static void put_num(unsigned long n)
+{
+	char b[24], *p = b + sizeof b;
+
+	*--p = '\0';
+	do
+		*--p = (char)('0' + n % 10);
+	while (n /= 10);
+	put(p);
+}
+
+/*
+ * strerror's words for what sysfs, netlink and these calls can answer.
+ * musl's whole table is an eighth of the size budget; the rest print
+ * as "error N". Each entry: the errno, ':', its text, NUL.
+ */
+#define E_STR(n) #n
+#define E(n, s) E_STR(n) ":" s "\0"
+static const char errtab[] =
+	E(EPERM, "Operation not permitted") E(ENOENT, "No such file or directory")
+	E(EINTR, "Interrupted system call") E(EIO, "I/O error")
+	E(ENXIO, "No such device or address") E(EAGAIN, "Resource temporarily unavailable")
+	E(ENOMEM, "Out of memory") E(EACCES, "Permission denied")
+	E(EBUSY, "Resource busy") E(EEXIST, "File exists") E(ENODEV, "No such device")
+	E(ENOTDIR, "Not a directory") E(EINVAL, "Invalid argument")
+	E(EFBIG, "File too large") E(ENOSPC, "No space left on device")
+	E(ENAMETOOLONG, "Filename too long") E(ELOOP, "Symbolic link loop")
+	E(EOVERFLOW, "Value too large for data type") E(ETIMEDOUT, "Operation timed out");
+#undef E
+
+static void put_err(int e)
+{
+	const char *t;
+	int n;
+
+	if (!e) {
+		put("short write");
+		return;
+	}
+	for (t = errtab; *t; t += strlen(t) + 1) {
+		for (n = 0; *t != ':'; t++)
+			n = n * 10 + *t - '0';
+		if (n == e) {
+			put(t + 1);
+			return;
+		}
+	}
+	put("error ");
+	put_num((unsigned)e);
+}
+
+/* Quotes text that was refused: it may hold any byte, and any length. */
+static void put_show(const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n;
+
+	put_c('"');
+	for (n = 0; *s && n < SHOW_MAX; s++, n++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+			put("\\x");
+			put_c(hex[c >> 4]);
+			put_c(hex[c & 15]);
+		} else {
+			put_c((char)c);
+		}
+	}
+	put(*s ? "\"..." : "\"");
+}
+
+/*
+ * The one logger, errno kept. "%s" a string, "%q" refused input quoted,
+ * "%u" a number, "%e" errno's text (0: a short write), "%r" a rule's
+ * device as "BUS/DEVICE" (just "DEVICE" while its bus is not known).
+ * The line goes to /dev/kmsg (at boot) with its priority, and to stderr
+ * unless -q hides it.
+ */
+static void say(int prio, const char *fmt, ...)
+{
+	const struct rule *r;
+	va_list ap;
+	int e = errno, n;
+
+	if (prio == LOG_DEBUG && !g.verbose)
+		return;
+	line_len = 3;
+	put("drvbind: ");
+	va_start(ap, fmt);
+	for (; *fmt; fmt++) {
+		if (*fmt != '%') {
+			put_c(*fmt);
+			continue;
+		}
+		switch (*++fmt) {
+		case 's': put(va_arg(ap, const char *)); break;
+		case 'q': put_show(va_arg(ap, const char *)); break;
+		case 'u': put_num(va_arg(ap, unsigned)); break;
+		case 'e': n = va_arg(ap, int); if (n >= 0) put_err(n); break;
+		case 'r':
+			r = va_arg(ap, const struct rule *);
+			if (r->bus[0]) {
+				put(r->bus);
+				put_c('/');
+			}
+			put(r->s.dev);
+			break;
+		}
+	}
+	va_end(ap);
+	line[line_len++] = '\n';
+	line[0] = '<', line[1] = (char)('0' + prio), line[2] = '>';
+	if (g.kmsg >= 0 && prio != LOG_DEBUG)
+		(void)!write(g.kmsg, line, line_len);
+	if (!g.quiet || prio <= LOG_WARNING)
+		(void)!write(2, line + 3, line_len - 3);
+	errno = e;
+}
+
+static const char *drv_or_none(const char *d)
+{
+	return *d ? d : "none";
+}
+
+/* ---- small string and file helpers, smaller than libc's ---- */
+
+/* strcpy; every caller has checked the length. */
+static void copy(char *d, const char *s)
+{
+	while ((*d++ = *s++))
+		;
+}
+
+static int prefix(const char *s, const char *p)
+{
+	while (*p)
+		if (*s++ != *p++)
+			return 0;
+	return 1;
+}
+
+/* The raw call: musl's openat is a variadic wrapper; every fd here is close-on-exec. */
+static int open_at(int dirfd, const char *path, int flags)
+{
+	return (int)syscall(SYS_openat, dirfd, path, flags | O_CLOEXEC);
+}
+
+/* ---- the process ---- */
+
+/* The raw call: musl's signal() brings sigaction's restorer machinery along. */
+static void sig_ignore(int sig)
+{
+	struct { void *handler; unsigned long flags; void *restorer; unsigned long mask; } sa = { SIG_IGN, 0, 0, 0 };
+
+	(void)syscall(SYS_rt_sigaction, sig, &sa, NULL, sizeof sa.mask);
+}
+
+/* ---- time ---- */
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	/* The raw call: musl's vDSO lookup costs more bytes than the call saves. */
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- sysfs access, all relative to g.sysfd ---- */
+
+/* Joins a NULL-terminated list of parts into p; -1 (ENAMETOOLONG) if it does not fit. */
+static int path_join(char *p, size_t size, ...)
+{
+	va_list ap;
+	const char *s;
+	size_t len = 0, n;
+	int ret = 0;
+
+	va_start(ap, size);
+	while ((s = va_arg(ap, const char *))) {
+		n = strlen(s);
+		if (len + n >= size) {
+			ret = -1;
+			break;
+		}
+		memcpy(p + len, s, n);
+		len += n;
+	}
+	va_end(ap);
+	p[len] = '\0';
+	if (ret)
+		errno = ENAMETOOLONG;
+	return ret;
+}
+#define PATH(p, ...) path_join(p, sizeof p, __VA_ARGS__, (const char *)0)
+
+/*
+ * Every name in a path is checked to hold no "/" and no "..", so what
+ * opens here stays below the sysfs root.
+ */
+static int sys_open(const char *path, int flags)
+{
+	return open_at(g.sysfd, path, flags);
+}
+
+static int sys_exists(const char *path)
+{
+	/* The raw call: musl's faccessat carries a fork helper for AT_EACCESS. */
+	return syscall(SYS_faccessat, g.sysfd, path, F_OK) == 0;
+}
+
+/* One write() of the whole value: sysfs stores take a value per write. errno 0: short. */
+static int attr_write(const char *path, const char *val)
+{
+	size_t len = strlen(val);
+	ssize_t n;
+	int fd, e;
+
+	say(LOG_DEBUG, "write %s %q", path, val);
+	fd = sys_open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, len);
+	e = n < 0 ? errno : 0;
+	close(fd);
+	if (n == (ssize_t)len)
+		return 0;
+	errno = e;
+	return -1;
+}
+
+/* Reads a whole attribute (sysfs returns it in one read) without its newline. */
+static int attr_read(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd = sys_open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size);
+	close(fd);
+	if (n < 0)
+		return -1;
+	if ((size_t)n == size) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	while (n > 0 && buf[n - 1] == '\n')
+		n--;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* The last component of a link's target: the driver a "driver" link names. */
+static int link_base(const char *path, char *name)
+{
+	char t[PATH_SZ];
+	const char *b;
+	ssize_t n = readlinkat(g.sysfd, path, t, sizeof t);
+
+	if (n < 0)
+		return -1;
+	if ((size_t)n == sizeof t) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	t[n] = '\0';
+	b = strrchr(t, '/');
+	b = b ? b + 1 : t;
+	if (strlen(b) >= NAME_SZ) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	copy(name, b);
+	return 0;
+}
+
+struct dirent64 {
+	unsigned long long d_ino;
+	long long d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/*
+ * Calls fn for every entry of a directory but "." and "..". getdents64 on
+ * a fixed buffer: musl's opendir would allocate. fn returns non-zero to stop.
+ */
+static int dir_scan(const char *path, int (*fn)(const char *name, void *ctx), void *ctx)
+{
+	static char buf[DIRBUF_SZ] __attribute__((aligned(8)));
+	int fd = sys_open(path, O_RDONLY | O_DIRECTORY), stop = 0;
+	long n, off;
+
+	if (fd < 0)
+		return -1;
+	while (!stop && (n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+		for (off = 0; !stop && off < n; ) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
+				stop = fn(d->d_name, ctx);
+		}
+		if (n < 0)
+			break;
+	}
+	close(fd);
+	return stop < 0 ? -1 : 0;
+}
+
+/* ---- devices and drivers ---- */
+
+static int dev_path(char *p, size_t size, const struct rule *r, const char *attr)
+{
+	return path_join(p, size, "bus/", r->bus, "/devices/", r->s.dev,
+	    attr ? "/" : "", attr ? attr : "", (const char *)0);
+}
+
+static int drv_path(char *p, size_t size, const char *bus, const char *drv, const char *attr)
+{
+	return path_join(p, size, "bus/", bus, "/drivers/", drv,
+	    attr ? "/" : "", attr ? attr : "", (const char *)0);
+}
+
+static int dev_has(const struct rule *r, const char *attr)
+{
+	char p[PATH_SZ];
+
+	return dev_path(p, sizeof p, r, attr) == 0 && sys_exists(p);
+}
+
+static int drv_has(const struct rule *r, const char *drv, const char *attr)
+{
+	char p[PATH_SZ];
+
+	return drv_path(p, sizeof p, r->bus, drv, attr) == 0 && sys_exists(p);
+}
+
+/* The driver bound now, "" for none. */
+static int dev_driver(const struct rule *r, char *drv)
+{
+	char p[PATH_SZ];
+
+	drv[0] = '\0';
+	if (dev_path(p, sizeof p, r, "driver") < 0)
+		return -1;
+	if (link_base(p, drv) < 0 && errno != ENOENT)
+		return -1;
+	return 0;
+}
+
+static int dev_write(const struct rule *r, const char *attr, const char *val)
+{
+	char p[PATH_SZ];
+
+	if (dev_path(p, sizeof p, r, attr) < 0)
+		return -1;
+	return attr_write(p, val);
+}
+
+static int drv_write(const struct rule *r, const char *drv, const char *attr, const char *val)
+{
+	char p[PATH_SZ];
+
+	if (drv_path(p, sizeof p, r->bus, drv, attr) < 0)
+		return -1;
+	return attr_write(p, val);
+}
+
+struct find_ctx {
+	const char *dev;
+	char hit[2][NAME_SZ];
+	int hits;
+};
+
+static int find_fn(const char *bus, void *ctx)
+{
+	struct find_ctx *c = ctx;
+	char p[PATH_SZ];
+
+	if (strlen(bus) >= NAME_SZ || PATH(p, "bus/", bus, "/devices/", c->dev) < 0 || !sys_exists(p))
+		return 0;
+	copy(c->hit[c->hits > 0], bus);
+	return ++c->hits > 1;
+}
+
+/*
+ * Sets r->bus once the device is there. Without a bus in the rule every
+ * bus is searched; a bus id found on two buses is the rule's failure.
+ * Returns 1 found, 0 not (yet), -1 failed.
+ */
+static int dev_find(struct rule *r)
+{
+	struct find_ctx c = { .dev = r->s.dev };
+	char p[PATH_SZ];
+
+	if (r->s.bus[0]) {
+		copy(r->bus, r->s.bus);
+		return dev_path(p, sizeof p, r, NULL) == 0 && sys_exists(p);
+	}
+	if (dir_scan("bus", find_fn, &c) < 0 || !c.hits)
+		return 0;
+	if (c.hits > 1) {
+		int lo = strcmp(c.hit[0], c.hit[1]) > 0;
+		say(LOG_ERR, "%s: device on both %s and %s; name the bus as BUS/%s",
+		    r->s.dev, c.hit[lo], c.hit[!lo], r->s.dev);
+		r->state = FAILED;
+		return -1;
+	}
+	copy(r->bus, c.hit[0]);
+	return 1;
+}
+
+/* Reads an id attribute ("0x8086" or "8086") as bare hex digits. */
+static int id_read(const struct rule *r, const char *attr, char *out, size_t size)
+{
+	char p[PATH_SZ], v[32];
+	const char *s = v, *q;
+
+	if (dev_path(p, sizeof p, r, attr) < 0 || attr_read(p, v, sizeof v) < 0)
+		return -1;
+	if (s[0] == '0' && s[1] == 'x')
+		s += 2;
+	for (q = s; *q; q++)
+		if (!((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f') || (*q >= 'A' && *q <= 'F')))
+			break;
+	if (!*s || *q || strlen(s) >= size) {
+		errno = EINVAL;
+		return -1;
+	}
+	copy(out, s);
+	return 0;
+}
+
+/*
+ * The id a driver's new_id takes for this device: PCI "vendor device";
+ * a USB interface "idVendor idProduct class" of its parent device, the
+ * class so that the new id does not match every interface of the device.
+ */
+static int dev_id(const struct rule *r, char *id, size_t size)
+{
+	char a[16], b[16], c[16];
+
+	if (id_read(r, "vendor", a, sizeof a) == 0 && id_read(r, "device", b, sizeof b) == 0)
+		return path_join(id, size, a, " ", b, (const char *)0);
+	if (id_read(r, "../idVendor", a, sizeof a) == 0 && id_read(r, "../idProduct", b, sizeof b) == 0 &&
+	    id_read(r, "bInterfaceClass", c, sizeof c) == 0)
+		return path_join(id, size, a, " ", b, " ", c, (const char *)0);
+	errno = ENOENT;
+	return -1;
+}
+
+/* Asks modprobe for a driver once, without waiting: its uevent says when it is there. */
+static void drv_request(struct rule *r)
+{
+	static char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	char *argv[] = { (char *)g.modprobe, "-q", "--", r->s.drv, NULL };
+	pid_t pid;
+
+	if (r->asked || !*g.modprobe || g.dry)
+		return;
+	r->asked = 1;
+	say(LOG_DEBUG, "asking %s for %s", g.modprobe, r->s.drv);
+	pid = vfork();
+	if (pid == 0) {
+		execve(g.modprobe, argv, envp);
+		_exit(127);
+	}
+	if (pid < 0)
+		say(LOG_ERR, "fork: %e", errno);
+}
+
+/* ---- the procedure of one rule ---- */
+
+/* "BUS/DEV: OLD -> NEW", with the id taught where new_id was needed. */
+static void say_moved(struct rule *r, const char *to)
+{
+	say(LOG_INFO, "%r: %s%s -> %s%s%s%s", r, g.dry ? "would move " : "", drv_or_none(r->orig), to,
+	    r->id[0] ? " (new_id \"" : "", r->id, r->id[0] ? "\")" : "");
+	r->state = DONE;
+}
+
+static void say_stays(struct rule *r, const char *drv)
+{
+	say(LOG_INFO, "%r: %s%s%s", r, g.dry ? "would stay " : "already ", *drv ? "on " : "unbound", drv);
+	r->state = DONE;
+}
+
+/*
+ * Bind said ENODEV: the driver's id table does not have the device. Teach
+ * it the device's id through new_id, bind unless the kernel already did
+ * (it binds every unbound match on new_id, and a second bind says EBUSY),
+ * then take the id back out so the driver does not grab other devices
+ * with that id later.
+ */
+static const char *teach(struct rule *r)
+{
+	char id[sizeof r->id], cur[NAME_SZ];
+	const char *step = NULL;
+	int e;
+
+	if (dev_id(r, id, sizeof id) < 0) {
+		errno = ENODEV;
+		return "bind";
+	}
+	if (drv_write(r, r->s.drv, "new_id", id) < 0)
+		return "new_id";
+	copy(r->id, id);
+	if (dev_driver(r, cur) < 0)
+		step = "driver link";
+	else if (!cur[0] && drv_write(r, r->s.drv, "bind", r->s.dev) < 0 && errno != EBUSY)
+		step = "bind";
+	e = errno;
+	if (drv_has(r, r->s.drv, "remove_id") && drv_write(r, r->s.drv, "remove_id", id) < 0)
+		say(LOG_WARNING, "%r: cannot take id \"%s\" back out of %s: %e", r, id, r->s.drv, errno);
+	errno = e;
+	return step;
+}
+
+/*
+ * Moves the device to `to' ("" for no driver): unbind, bind, then check
+ * the driver link, since the success of a write is no proof (a probe
+ * that binds nothing succeeds too). A native driver may still be probing
+ * a device that just appeared: an unbind that says ENODEV or a bind that
+ * says EBUSY means the device changed hands meanwhile, so look again.
+ * fwd: the rule's own move, where match_busid and new_id apply.
+ * Returns NULL, or the failed step with errno set (MISPLACED: on `cur').
+ */
+static const char *dev_move(struct rule *r, const char *to, int fwd, char *cur)
+{
+	char v[NAME_SZ + 4] = "add ";
+	int tries;
+
+	for (tries = 0; tries < BUSY_RETRIES; tries++) {
+		if (dev_driver(r, cur) < 0)
+			return "driver link";
+		if (!strcmp(cur, to))
+			return NULL;
+		if (cur[0] && drv_write(r, cur, "unbind", r->s.dev) < 0) {
+			if (errno == ENODEV)
+				continue;
+			return "unbind";
+		}
+		if (!*to)
+			continue;
+		/* usbip-host takes only the devices listed in its match_busid. */
+		if (fwd && !r->busid && drv_has(r, to, "match_busid")) {
+			copy(v + 4, r->s.dev);
+			if (drv_write(r, to, "match_busid", v) < 0)
+				return "match_busid";
+			r->busid = 1;
+		}
+		if (drv_write(r, to, "bind", r->s.dev) == 0)
+			break;
+		if (fwd && errno == ENODEV && drv_has(r, to, "new_id")) {
+			const char *step = teach(r);
+			if (step)
+				return step;
+			break;
+		}
+		if (errno != EBUSY)
+			return "bind";
+	}
+	if (dev_driver(r, cur) < 0)
+		return "verify";
+	errno = MISPLACED;
+	return strcmp(cur, to) ? "verify" : NULL;
+}
+
+/*
+ * Puts the device back as it was: the old override, the old driver. A
+ * device that had a driver must not be left without one.
+ */
+static const char *rollback(struct rule *r, int ovr)
+{
+	char cur[NAME_SZ], v[NAME_SZ + 4] = "del ";
+	const char *step = NULL;
+
+	if (r->busid) {
+		r->busid = 0;
+		copy(v + 4, r->s.dev);
+		(void)drv_write(r, r->s.drv, "match_busid", v);
+	}
+	/* A zero-byte write never reaches sysfs; "\n" clears the override. */
+	if (ovr && dev_write(r, "driver_override", r->ovr[0] ? r->ovr : "\n") < 0)
+		return "driver_override";
+	if (r->orig[0] && (step = dev_move(r, r->orig, 0, cur)) && errno == MISPLACED)
+		errno = cur[0] ? EBUSY : ENODEV;
+	return step;
+}
+
+/* Reports the failure of a step and the rollback's result on one line. */
+static void rule_fail(struct rule *r, const char *step, const char *cur, int ovr)
+{
+	int err = errno;
+	const char *rb = rollback(r, ovr);
+	int rerr = errno;
+
+	/* One line for both: /dev/kmsg keeps about ten lines in five seconds. */
+	say(LOG_ERR, "%r: %s -> %s failed at %s: %s%s%e%s%s%s%s%s%e", r, drv_or_none(r->orig),
+	    r->none ? "none" : r->s.drv, step,
+	    err != MISPLACED ? "" : *cur ? "bound to " : "not bound", err != MISPLACED ? "" : cur, err,
+	    rb ? "; rollback to " : r->orig[0] ? "; back on " : "; left unbound",
+	    r->orig, rb ? " failed at " : "", rb ? rb : "", rb ? ": " : "", rb ? rerr : -1);
+	r->state = FAILED;
+}
+
+/* Steps 3 to 7 of a rule: override, unbind, bind, verify, or roll back. */
+static void rule_move(struct rule *r, const char *cur, int ovr)
+{
+	const char *to = r->none ? "" : r->s.drv, *step;
+	char now[NAME_SZ];
+
+	/* "none" in driver_override keeps every driver away, also later ones. */
+	if (!strcmp(cur, to) && !(r->none && ovr && strcmp(r->ovr, "none"))) {
+		/* A held override lets the kernel bind the driver as it registers. */
+		if (r->held)
+			say_moved(r, to);
+		else
+			say_stays(r, to);
+		return;
+	}
+	copy(r->orig, cur);
+	if (!g.dry) {
+		if (ovr && dev_write(r, "driver_override", r->none ? "none" : to) < 0)
+			step = "driver_override";
+		else
+			step = dev_move(r, to, 1, now);
+		if (step) {
+			rule_fail(r, step, now, ovr);
+			return;
+		}
+	}
+	if (strcmp(cur, to))
+		say_moved(r, drv_or_none(to));
+	else
+		say_stays(r, to);
+}
+
+static void rule_step(struct rule *r, long long now)
+{
+	char cur[NAME_SZ], p[PATH_SZ];
+	int ovr;
+
+	if (dev_find(r) <= 0)
+		return;
+	if (dev_driver(r, cur) < 0) {
+		say(LOG_ERR, "%r: cannot read driver link: %e", r, errno);
+		r->state = FAILED;
+		return;
+	}
+	ovr = dev_has(r, "driver_override");
+	if (ovr && !r->ovr[0] && !r->held) {
+		/* Kept for the rollback; "(null)" is the kernel's word for unset. */
+		if (dev_path(p, sizeof p, r, "driver_override") < 0 || attr_read(p, r->ovr, sizeof r->ovr) < 0 ||
+		    !strcmp(r->ovr, "(null)"))
+			r->ovr[0] = '\0';
+	}
+	if (r->none && !cur[0] && !ovr && !g.dry) {
+		/*
+		 * No driver_override on this bus: an unbound device that has
+		 * just appeared may still be probed by its native driver a
+		 * moment after its add event. Only a quiet settle time proves
+		 * that it stays unbound; a bind meanwhile is undone above.
+		 */
+		if (!r->settle_at)
+			r->settle_at = now + SETTLE_MS;
+		if (now >= r->settle_at)
+			say_stays(r, "");
+		return;
+	}
+	if (!r->none && strcmp(cur, r->s.drv) && !drv_has(r, r->s.drv, NULL)) {
+		drv_request(r);
+		/* Keep the native driver from taking the device while its driver loads. */
+		if (!cur[0] && ovr && !r->held && !g.dry && dev_write(r, "driver_override", r->s.drv) == 0) {
+			r->held = 1;
+			say(LOG_DEBUG, "%r: held for %s by driver_override", r, r->s.drv);
+		}
+		return;
+	}
+	rule_move(r, cur, ovr);
+}
+
+/* The deadline passed: say what is missing, and hand a held device back. */
+static void rule_expire(struct rule *r)
+{
+	char cur[NAME_SZ] = "";
+
+	if (r->settle_at) {
+		say_stays(r, "");
+		return;
+	}
+	if (dev_find(r) <= 0) {
+		if (r->state != FAILED)
+			say(LOG_ERR, "%r: device not found (waited %u s)", r, g.timeout);
+	} else {
+		if (r->held) {
+			char p[PATH_SZ];
+			/* The native driver may have it back: nothing is lost. */
+			(void)dev_write(r, "driver_override", r->ovr[0] ? r->ovr : "\n");
+			if (PATH(p, "bus/", r->bus, "/drivers_probe") == 0)
+				(void)attr_write(p, r->s.dev);
+		}
+		(void)dev_driver(r, cur);
+		say(LOG_ERR, "%r: driver %s not found; %s%s%s (waited %u s)", r, r->s.drv,
+		    r->held ? "now " : "stays ", cur[0] ? "on " : "unbound", cur, g.timeout);
+	}
+	r->state = FAILED;
+}
+
+/* ---- waiting ---- */
+
+/*
+ * Opened before the first scan, so that nothing that appears between the
+ * scan and the first poll is missed.
+ */
+static int uevent_open(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 };
+	int fd = (int)syscall(SYS_socket, AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    NETLINK_KOBJECT_UEVENT);
+	int size = 1 << 20;
+
+	if (fd < 0)
+		return -1;
+	/* Coldplug sends thousands of events; overflow (ENOBUFS) only costs a re-scan. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Sleeps, using no CPU, until a uevent, the time `until', or the next re-scan. */
+static void uevent_wait(long long until)
+{
+	static char buf[EVENT_SZ];
+	struct pollfd pfd = { .fd = g.sock, .events = POLLIN };
+	long long wait = until - now_ms();
+	char *action, *devpath;
+	ssize_t n;
+
+	if (g.poll_ms && wait > g.poll_ms)
+		wait = g.poll_ms;
+	if (wait < 0)
+		wait = 0;
+	if (poll(&pfd, g.sock >= 0, (int)wait) <= 0)
+		return;
+	for (;;) {
+		n = recv(g.sock, buf, sizeof buf, MSG_DONTWAIT);
+		if (n < 0 && errno == ENOBUFS) {
+			say(LOG_DEBUG, "uevents overflowed; re-scanning");
+			continue;
+		}
+		if (n < 0)
+			break;
+		if (g.verbose && uevent_parse(buf, (size_t)n, &action, &devpath) == 0)
+			say(LOG_DEBUG, "uevent %s %s", action, devpath);
+	}
+}
+
+/*
+ * With -b the parent returns once what was present is done; the child
+ * keeps the uevent socket, so no event is lost in between.
+ */
+static int bg_fork(int pending)
+{
+	/* Single-threaded, no locks to reset: the bare system call is enough. */
+	pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+
+	if (pid < 0) {
+		say(LOG_ERR, "fork: %e; waiting in the foreground", errno);
+		return 0;
+	}
+	if (pid == 0) {
+		setsid();
+		return 0;
+	}
+	say(LOG_INFO, "waiting in the background for %u rule(s)", pending);
+	return 1;
+}
+
+static int rules_run(void)
+{
+	long long deadline = now_ms() + g.timeout * 1000LL, now, next;
+	int i, pending, failed = 0, forked = 0;
+
+	for (;;) {
+		now = now_ms();
+		next = deadline;
+		pending = 0;
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		for (i = 0; i < g.nrules; i++) {
+			struct rule *r = &rules[i];
+			if (r->state != WAITING)
+				continue;
+			rule_step(r, now);
+			if (r->state != WAITING)
+				continue;
+			pending++;
+			if (r->settle_at && r->settle_at < next)
+				next = r->settle_at;
+		}
+		if (!pending || now >= deadline)
+			break;
+		if (g.background && !forked && (forked = 1) && bg_fork(pending))
+			goto count;
+		uevent_wait(next);
+	}
+	for (i = 0; i < g.nrules; i++)
+		if (rules[i].state == WAITING)
+			rule_expire(&rules[i]);
+count:
+	for (i = 0; i < g.nrules; i++)
+		failed += rules[i].state == FAILED;
+	return failed || g.bad;
+}
+
+/* ---- where rules come from ---- */
+
+/* where: "" for the command line and arguments, "FILE:LINE: " for the config. */
+static void rule_add(const char *text, const char *where)
+{
+	struct spec sp;
+	const char *err = rule_parse(&sp, text);
+	struct rule *r;
+	int i = 0;
+
+	if (!err) {
+		/* A later rule for the same device replaces the earlier one. */
+		while (i < g.nrules && strcmp(rules[i].s.dev, sp.dev))
+			i++;
+		if (i == RULES_MAX)
+			err = "more than 64 rules";
+	}
+	if (err) {
+		say(LOG_ERR, "%sbad rule %q: %s", where, text, err);
+		g.bad++;
+		return;
+	}
+	if (i == g.nrules)
+		g.nrules++;
+	r = &rules[i];
+	memset(r, 0, sizeof *r);
+	r->s = sp;
+	r->none = !strcmp(sp.drv, "none");
+}
+
+/* One drvbind parameter, from the command line or the config file. */
+static void param(const char *name, const char *val, const char *where)
+{
+	const char *err = NULL;
+	char *path = NULL;
+
+	if (!val)
+		val = "";
+	if (!strcmp(name, "drvbind"))
+		rule_add(val, where);
+	else if (!strcmp(name, "drvbind.timeout"))
+		err = secs_parse(val, &g.timeout);
+	else if (!strcmp(name, "drvbind.modprobe"))
+		g.modprobe = path = modprobe_buf;
+	else if (!strcmp(name, "drvbind.init"))
+		path = init_path;
+	else if (prefix(name, "drvbind."))
+		err = "unknown parameter";
+	if (path && strlen(val) >= PATH_SZ)
+		err = "path too long";
+	else if (path)
+		copy(path, val);
+	if (err) {
+		say(LOG_ERR, "%sbad %q=%q: %s", where, name, val, err);
+		g.bad++;
+	}
+}
+
+/*
+ * Reads a whole small file. Returns its length, or -1: missing,
+ * unreadable, or not fitting in size - 1 (EFBIG). The kernel's strings
+ * end at a NUL, and so does the text here.
+ */
+static ssize_t file_read(const char *path, char *buf, size_t size)
+{
+	ssize_t n, len = 0;
+	int fd = open_at(AT_FDCWD, path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, buf + len, size - (size_t)len)) > 0 && (len += n) < (ssize_t)size)
+		;
+	close(fd);
+	if (n < 0)
+		return -1;
+	if (len == (ssize_t)size) {
+		errno = EFBIG;
+		return -1;
+	}
+	buf[len] = '\0';
+	if ((ssize_t)strlen(buf) < len)
+		say(LOG_WARNING, "%s: NUL byte at offset %u; the rest is ignored", path, (unsigned)strlen(buf));
+	return len;
+}
+
+/* must: -c named it, so its absence is an error; the default may be missing. */
+static char *file_load(const char *path, char *buf, size_t size, int must)
+{
+	if (file_read(path, buf, size) >= 0)
+		return buf;
+	if (must || errno != ENOENT) {
+		if (errno == EFBIG)
+			say(LOG_ERR, "%s: longer than %u bytes; not read", path, (unsigned)size - 1);
+		else
+			say(LOG_ERR, "%s: %e", path, errno);
+		g.bad++;
+	}
+	return NULL;
+}
+
+static void cmdline_load(const char *path)
+{
+	static char buf[CMDLINE_MAX + 1];
+	char *args = file_load(path, buf, sizeof buf, 1), *name, *val;
+
+	while (args && (name = cmdline_next(&args, &val)))
+		param(name, val, "");
+}
+
+/*
+ * One rule or drvbind.* parameter a line; a line starting with '#' is a
+ * comment. The line is taken whole, so names with spaces need no quotes.
+ */
+static void conf_load(const char *path, int must)
+{
+	static char buf[CONF_MAX + 1];
+	char where[PATH_SZ + 32], *p = file_load(path, buf, sizeof buf, must), *next, *end, *eq;
+	unsigned lineno = 0;
+
+	for (; p && *p; p = next) {
+		for (end = p; *end && *end != '\n'; end++)
+			;
+		next = *end ? end + 1 : end;
+		lineno++;
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+			end--;
+		*end = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p || *p == '#')
+			continue;
+		line_len = 0;
+		put(path);
+		put_c(':');
+		put_num(lineno);
+		put(": ");
+		line[line_len] = '\0';
+		memcpy(where, line, line_len + 1);
+		if (prefix(p, "drvbind=") || prefix(p, "drvbind.")) {
+			for (eq = p; *eq && *eq != '='; eq++)
+				;
+			if (*eq)
+				*eq++ = '\0';
+			else
+				eq = NULL;
+			param(p, eq, where);
+		} else {
+			rule_add(p, where);
+		}
+	}
+}
+
+/* ---- listing ---- */
+
+static int list_dev(const char *dev, void *bus)
+{
+	char p[PATH_SZ], drv[NAME_SZ], ovr[NAME_SZ];
+	struct rule r = { 0 };
+
+	if (strlen(dev) >= NAME_SZ)
+		return 0;
+	copy(r.bus, bus);
+	copy(r.s.dev, dev);
+	line_len = 0;
+	put(bus);
+	put_c('/');
+	put(dev);
+	put_c(' ');
+	put(dev_driver(&r, drv) < 0 ? "?" : drv_or_none(drv));
+	if (dev_path(p, sizeof p, &r, "driver_override") == 0 &&
+	    attr_read(p, ovr, sizeof ovr) == 0 && strcmp(ovr, "(null)")) {
+		put(" override=");
+		put(ovr);
+	}
+	put_c('\n');
+	(void)!write(1, line, line_len);
+	return 0;
+}
+
+static int list_bus(const char *bus, void *unused)
+{
+	char p[PATH_SZ];
+
+	(void)unused;
+	if (strlen(bus) >= NAME_SZ || PATH(p, "bus/", bus, "/devices") < 0 ||
+	    dir_scan(p, list_dev, (void *)bus) < 0) {
+		say(LOG_ERR, "%s: no such bus: %e", bus, errno);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- main ---- */
+
+static int usage_error(const char *what, char opt)
+{
+	say(LOG_ERR, "-%s: %s", (char[]){ opt, '\0' }, what);
+	(void)!write(2, usage, sizeof usage - 1);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	const char *root = "/sys", *cmdfile = NULL, *conffile = NULL, *tval = NULL, *mval = NULL, *err;
+	static const char flag_opts[] = "blnqv", value_opts[] = "ckmrt";
+	int listing = 0, *flag[] = { &g.background, &listing, &g.dry, &g.quiet, &g.verbose };
+	const char **value[] = { &conffile, &cmdfile, &mval, &root, &tval };
+	struct statfs sfs;
+	int i;
+
+	/* A background child whose stderr went away must not die of it. */
+	sig_ignore(SIGPIPE);
+	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		const char *a = argv[i] + 1;
+		int k;
+		if (!strcmp(a, "-")) {
+			i++;
+			break;
+		}
+		for (; *a; a++) {
+			for (k = 0; flag_opts[k] && flag_opts[k] != *a; k++)
+				;
+			if (flag_opts[k]) {
+				*flag[k] = 1;
+				continue;
+			}
+			for (k = 0; value_opts[k] && value_opts[k] != *a; k++)
+				;
+			if (*a == 'h' || *a == 'V') {
+				(void)!write(1, *a == 'h' ? usage : "drvbind " VERSION "\n",
+				    *a == 'h' ? sizeof usage - 1 : sizeof "drvbind " VERSION);
+				return 0;
+			}
+			if (!value_opts[k])
+				return usage_error("unknown option", *a);
+			*value[k] = a[1] ? a + 1 : argv[++i];
+			if (!*value[k])
+				return usage_error("missing value", *a);
+			break;
+		}
+	}
+	if (tval && (err = secs_parse(tval, &g.timeout)))
+		return usage_error(err, 't');
+	if (listing && argc - i > 1)
+		return usage_error("one bus at most", 'l');
+	g.sysfd = open_at(AT_FDCWD, root, O_RDONLY | O_DIRECTORY);
+	if (g.sysfd < 0 || !sys_exists("bus")) {
+		say(LOG_ERR, "%s: not a sysfs tree: %e", root, g.sysfd < 0 ? errno : ENOENT);
+		return 1;
+	}
+	if (listing)
+		return (argv[i] ? list_bus(argv[i], NULL) : dir_scan("bus", list_bus, NULL)) < 0;
+
+	if (i < argc) {
+		while (i < argc)
+			rule_add(argv[i++], "");
+	} else {
+		/* At boot the console may be quiet or gone: the kernel log keeps the lines. */
+		if (!cmdfile)
+			g.kmsg = open_at(AT_FDCWD, "/dev/kmsg", O_WRONLY);
+		conf_load(conffile ? conffile : "/etc/drvbind.conf", conffile != NULL);
+		cmdline_load(cmdfile ? cmdfile : "/proc/cmdline");
+	}
+	/* -t and -m win over what the command line and the config file say. */
+	if (tval)
+		(void)secs_parse(tval, &g.timeout);
+	if (mval)
+		g.modprobe = mval;
+	if (g.dry)
+		g.timeout = 0;
+	if (!g.nrules)
+		return g.bad != 0;
+	g.sock = uevent_open();
+	/* Only the kernel's sysfs sends uevents; any other tree is re-scanned. */
+	if (g.sock < 0 || fstatfs(g.sysfd, &sfs) < 0 || sfs.f_type != SYSFS_MAGIC)
+		g.poll_ms = RESCAN_MS;
+	return rules_run();
+}

@@ -1,0 +1,178 @@
+#include <string.h>
+
+#include "parse.h"
+
+/* The kernel's isspace (lib/ctype.c): also 0xa0, which it classes as space. */
+static int kspace(unsigned char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
+}
+
+static char *skip_spaces(char *s)
+{
+	while (kspace((unsigned char)*s))
+		s++;
+	return s;
+}
+
+char *cmdline_next(char **args, char **val)
+{
+	char *a = skip_spaces(*args), *param;
+	size_t i, equals = 0;
+	int in_quote = 0, quoted = 0;
+
+	if (!*a)
+		return NULL;
+	if (*a == '"') {
+		a++;
+		in_quote = quoted = 1;
+	}
+	for (i = 0; a[i]; i++) {
+		if (kspace((unsigned char)a[i]) && !in_quote)
+			break;
+		if (!equals && a[i] == '=')
+			equals = i;
+		if (a[i] == '"')
+			in_quote = !in_quote;
+	}
+	param = a;
+	*val = NULL;
+	if (equals) {
+		a[equals] = '\0';
+		*val = a + equals + 1;
+		if (**val == '"') {
+			(*val)++;
+			if (a[i - 1] == '"')
+				a[i - 1] = '\0';
+		}
+	}
+	if (quoted && i > 0 && a[i - 1] == '"')
+		a[i - 1] = '\0';
+	if (a[i])
+		a[i++] = '\0';
+	*args = skip_spaces(a + i);
+	if (!*val && !strcmp(param, "--"))
+		return NULL;
+	return param;
+}
+
+/*
+ * A name becomes one component of a path under the sysfs root, so it must
+ * not climb out ("..") or descend ("/"); control bytes and anything but
+ * printable ASCII would also corrupt the one-line messages and /dev/kmsg.
+ */
+static const char *name_check(const char *s, size_t len, const char *what)
+{
+	static char why[64];
+	const char *reason = NULL;
+	size_t i;
+
+	if (!len)
+		reason = "empty ";
+	else if (len >= NAME_SZ)
+		reason = "too long a ";
+	else if (len == 1 && s[0] == '.')
+		reason = "'.' as ";
+	for (i = 0; !reason && i < len; i++) {
+		unsigned char c = s[i];
+		if (c == '.' && i + 1 < len && s[i + 1] == '.')
+			reason = "'..' in ";
+		else if (c == '/')
+			reason = "'/' in ";
+		else if (c == '"')
+			reason = "'\"' in ";
+		else if (c < 0x20 || c == 0x7f)
+			reason = "control character in ";
+		else if (c > 0x7f)
+			reason = "non-ASCII byte in ";
+	}
+	if (!reason)
+		return NULL;
+	/* Both parts are literals, shorter than why together. */
+	for (i = 0; *reason; )
+		why[i++] = *reason++;
+	while ((why[i++] = *what++))
+		;
+	return why;
+}
+
+static const char *name_copy(char *dst, const char *s, size_t len, const char *what)
+{
+	const char *err = name_check(s, len, what);
+
+	if (err)
+		return err;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+	return NULL;
+}
+
+const char *rule_parse(struct spec *sp, const char *text)
+{
+	size_t len = strlen(text);
+	const char *colon, *slash, *dev = text, *drv;
+	size_t devlen, drvlen;
+	const char *err;
+
+	memset(sp, 0, sizeof *sp);
+	if (!len)
+		return "empty rule";
+	if (len > RULE_TEXT_MAX)
+		return "rule too long";
+	/* Bus ids contain colons and no driver name does: split at the last. */
+	colon = strrchr(text, ':');
+	if (!colon)
+		return "no ':' before the driver";
+	drv = colon + 1;
+	drvlen = len - (size_t)(drv - text);
+	/* The kernel keeps quotes that do not open the value: drvbind=1-1:1.0:"A B". */
+	if (drvlen >= 2 && drv[0] == '"' && drv[drvlen - 1] == '"') {
+		drv++;
+		drvlen -= 2;
+	}
+	/* Device names never contain '/', so a first '/' can only end a bus. */
+	for (slash = text; slash < colon && *slash != '/'; slash++)
+		;
+	if (slash < colon) {
+		if ((err = name_copy(sp->bus, text, (size_t)(slash - text), "bus")))
+			return err;
+		dev = slash + 1;
+	}
+	devlen = (size_t)(colon - dev);
+	if ((err = name_copy(sp->dev, dev, devlen, "device")))
+		return err;
+	return name_copy(sp->drv, drv, drvlen, "driver");
+}
+
+const char *secs_parse(const char *text, unsigned *secs)
+{
+	unsigned long n = 0;
+
+	if (!*text)
+		return "empty";
+	for (; *text; text++) {
+		if (*text < '0' || *text > '9')
+			return "not a whole number of seconds";
+		n = n * 10 + (unsigned)(*text - '0');
+		if (n > TIMEOUT_MAX)
+			return "more than a day";
+	}
+	*secs = (unsigned)n;
+	return NULL;
+}
+
+int uevent_parse(char *msg, size_t len, char **action, char **devpath)
+{
+	char *at;
+
+	if (!len || msg[len - 1] != '\0')
+		return -1;
+	for (at = msg; *at && *at != '@'; at++)
+		;
+	if (!*at || at == msg || at[1] != '/')
+		return -1;
+	*at = '\0';
+	*action = msg;
+	*devpath = at + 1;
+	return 0;
+}

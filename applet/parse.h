@@ -1,0 +1,42 @@
+/* Pure parsers of drvbind: no I/O, no globals, so they can be fuzzed alone. */
+#ifndef DRVBIND_PARSE_H
+#define DRVBIND_PARSE_H
+
+#include <stddef.h>
+
+enum {
+	NAME_SZ = 128,		/* bus, device and driver names, with the NUL */
+	RULE_TEXT_MAX = 3 * NAME_SZ,
+	TIMEOUT_MAX = 86400,	/* seconds; a day is more than any boot */
+};
+
+/* One parsed rule: "[BUS/]DEVICE:DRIVER". An empty bus means "any bus". */
+struct spec {
+	char bus[NAME_SZ];
+	char dev[NAME_SZ];
+	char drv[NAME_SZ];
+};
+
+/*
+ * The kernel's own splitting of its command line (kernel/params.c,
+ * next_arg): whitespace separates, '"' quotes, quotes around a value are
+ * dropped. Cuts the next parameter out of *args in place and advances
+ * *args. Returns NULL at the end or at a bare "--" (what follows belongs
+ * to init). *val is NULL for a parameter without '='.
+ */
+char *cmdline_next(char **args, char **val);
+
+/* Fills s from text; returns NULL or the reason the rule is refused. */
+const char *rule_parse(struct spec *s, const char *text);
+
+/* Decimal seconds 0..TIMEOUT_MAX; returns NULL or the reason. */
+const char *secs_parse(const char *text, unsigned *secs);
+
+/*
+ * A kernel uevent datagram: "ACTION@DEVPATH\0KEY=VALUE\0...". Points
+ * *action and *devpath into msg (NUL-terminated there). Returns -1 for
+ * anything else, e.g. udev's "libudev" messages.
+ */
+int uevent_parse(char *msg, size_t len, char **action, char **devpath);
+
+#endif
