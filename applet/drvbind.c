@@ -111,15 +111,23 @@ static void put(const char *s)
 		put_c(*s++);
 }
 
-static void put_num(unsigned long n)
+/* Small integers by hand: the printf family would outweigh the program. */
+static char *num_str(char b[24], unsigned long n)
 {
-	char b[24], *p = b + sizeof b;
+	char *p = b + 23;
 
-	*--p = '\0';
+	*p = '\0';
 	do
 		*--p = (char)('0' + n % 10);
 	while (n /= 10);
-	put(p);
+	return p;
+}
+
+static void put_num(unsigned long n)
+{
+	char b[24];
+
+	put(num_str(b, n));
 }
 
 /*
@@ -261,9 +269,9 @@ static int open_at(int dirfd, const char *path, int flags)
 /* ---- the process ---- */
 
 /* The raw call: musl's signal() brings sigaction's restorer machinery along. */
-static void sig_ignore(int sig)
+static void sig_set(int sig, void (*handler)(int))
 {
-	struct { void *handler; unsigned long flags; void *restorer; unsigned long mask; } sa = { SIG_IGN, 0, 0, 0 };
+	struct { void (*handler)(int); unsigned long flags; void *restorer; unsigned long mask; } sa = { handler, 0, 0, 0 };
 
 	(void)syscall(SYS_rt_sigaction, sig, &sa, NULL, sizeof sa.mask);
 }
@@ -402,9 +410,10 @@ struct dirent64 {
  */
 static int dir_scan(const char *path, int (*fn)(const char *name, void *ctx), void *ctx)
 {
-	static char buf[DIRBUF_SZ] __attribute__((aligned(8)));
+	/* On the stack: listing scans a bus's devices inside the scan of the buses. */
+	char buf[DIRBUF_SZ] __attribute__((aligned(8)));
 	int fd = sys_open(path, O_RDONLY | O_DIRECTORY), stop = 0;
-	long n, off;
+	long n = 0, off;
 
 	if (fd < 0)
 		return -1;
@@ -415,11 +424,9 @@ static int dir_scan(const char *path, int (*fn)(const char *name, void *ctx), vo
 			if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
 				stop = fn(d->d_name, ctx);
 		}
-		if (n < 0)
-			break;
 	}
 	close(fd);
-	return stop < 0 ? -1 : 0;
+	return n < 0 || stop < 0 ? -1 : 0;
 }
 
 /* ---- devices and drivers ---- */
@@ -577,6 +584,7 @@ static void drv_request(struct rule *r)
 	say(LOG_DEBUG, "asking %s for %s", g.modprobe, r->s.drv);
 	pid = vfork();
 	if (pid == 0) {
+		sig_set(SIGPIPE, SIG_DFL);
 		execve(g.modprobe, argv, envp);
 		_exit(127);
 	}
@@ -775,7 +783,8 @@ static void rule_step(struct rule *r, long long now)
 		 * No driver_override on this bus: an unbound device that has
 		 * just appeared may still be probed by its native driver a
 		 * moment after its add event. Only a quiet settle time proves
-		 * that it stays unbound; a bind meanwhile is undone above.
+		 * that it stays unbound; a bind meanwhile is undone on the
+		 * next look, which the bind's uevent brings.
 		 */
 		if (!r->settle_at)
 			r->settle_at = now + SETTLE_MS;
@@ -1049,7 +1058,7 @@ static void cmdline_load(const char *path)
 static void conf_load(const char *path, int must)
 {
 	static char buf[CONF_MAX + 1];
-	char where[PATH_SZ + 32], *p = file_load(path, buf, sizeof buf, must), *next, *end, *eq;
+	char where[PATH_SZ + 32], num[24], *p = file_load(path, buf, sizeof buf, must), *next, *end, *eq;
 	unsigned lineno = 0;
 
 	for (; p && *p; p = next) {
@@ -1064,13 +1073,8 @@ static void conf_load(const char *path, int must)
 			p++;
 		if (!*p || *p == '#')
 			continue;
-		line_len = 0;
-		put(path);
-		put_c(':');
-		put_num(lineno);
-		put(": ");
-		line[line_len] = '\0';
-		memcpy(where, line, line_len + 1);
+		if (path_join(where, sizeof where, path, ":", num_str(num, lineno), ": ", (const char *)0) < 0)
+			copy(where, "config: ");
 		if (prefix(p, "drvbind=") || prefix(p, "drvbind.")) {
 			for (eq = p; *eq && *eq != '='; eq++)
 				;
@@ -1144,7 +1148,7 @@ int main(int argc, char **argv)
 	int i;
 
 	/* A background child whose stderr went away must not die of it. */
-	sig_ignore(SIGPIPE);
+	sig_set(SIGPIPE, SIG_IGN);
 	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		const char *a = argv[i] + 1;
 		int k;

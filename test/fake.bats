@@ -1,0 +1,340 @@
+#!/usr/bin/env bats
+# The fake kernel itself: it must answer like the 6.1 driver core, or the
+# other tests prove nothing.  Writes use the shell's printf, whose error
+# message names the errno ("write error: No such device").
+
+load helper
+
+E1000=0000:00:02.0
+
+# wait_for FILE PATTERN: a line matching PATTERN shows up within 2 s
+wait_for() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.01
+	done
+	echo "no line matching '$2' in $1:"
+	cat "$1"
+	return 1
+}
+
+pci_e1000() {
+	fake_driver pci e1000 "match=$E1000"
+	fake_driver pci pci-stub new_id
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override "$@"
+}
+
+@test "the mount has the kernel's link shapes and hides the fake's own files" {
+	pci_e1000 driver=e1000
+	fake_device usb 1-1 idVendor=0781 idProduct=5567
+	fake_device usb 1-1:1.0 parent=1-1 class=08
+	run fake_tree
+	[[ $output == *"bus/pci/devices/$E1000 -> ../../../devices/pci0000:00/$E1000"* ]]
+	[[ $output == *"devices/pci0000:00/$E1000/driver -> ../../../bus/pci/drivers/e1000"* ]]
+	[[ $output == *"devices/pci0000:00/$E1000/subsystem -> ../../../bus/pci"* ]]
+	[[ $output == *"bus/pci/drivers/e1000/$E1000 -> ../../../../devices/pci0000:00/$E1000"* ]]
+	[[ $output == *"bus/usb/devices/1-1:1.0 -> ../../../devices/pci0000:00/0000:00:1d.7/usb1/1-1/1-1:1.0"* ]]
+	[[ $output == *"usb1/1-1/1-1:1.0/subsystem -> ../../../../../../bus/usb"* ]]
+	[[ $output != *.fake* ]]
+	[ -e "$FAKE/back/bus/pci/drivers/e1000/.fake_match" ]
+	run cat "$SYS/bus/pci/drivers/e1000/.fake_match"
+	[[ $output == *"No such file or directory"* ]]
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
+	assert_driver pci "$E1000" e1000
+	assert_driver usb 1-1:1.0 none
+}
+
+@test "binding an unbound matching device creates both links" {
+	pci_e1000
+	assert_driver pci "$E1000" none
+	printf '%s\n' "$E1000" >"$SYS/bus/pci/drivers/e1000/bind"
+	assert_driver pci "$E1000" e1000
+	assert_log <<-EOF
+	bus/pci/drivers/e1000/bind $E1000\\n -> ok
+	EOF
+}
+
+@test "binding an already bound device fails with EBUSY, to the same driver too" {
+	pci_e1000 driver=e1000
+	run bash -c "printf %s '$E1000' >'$SYS/bus/pci/drivers/e1000/bind'"
+	[ "$status" -ne 0 ]
+	[[ $output == *"Device or resource busy"* ]]
+	echo pci-stub >"$SYS/bus/pci/devices/$E1000/driver_override"
+	run bash -c "printf %s '$E1000' >'$SYS/bus/pci/drivers/pci-stub/bind'"
+	[[ $output == *"Device or resource busy"* ]]
+	assert_driver pci "$E1000" e1000
+	assert_log <<-EOF
+	bus/pci/drivers/e1000/bind $E1000 -> EBUSY
+	devices/pci0000:00/$E1000/driver_override pci-stub\\n -> ok
+	bus/pci/drivers/pci-stub/bind $E1000 -> EBUSY
+	EOF
+}
+
+@test "binding an unknown device or to a driver that does not match fails with ENODEV" {
+	pci_e1000
+	run bash -c "printf %s 0000:00:09.0 >'$SYS/bus/pci/drivers/e1000/bind'"
+	[[ $output == *"No such device"* ]]
+	run bash -c "printf %s '$E1000' >'$SYS/bus/pci/drivers/pci-stub/bind'"
+	[[ $output == *"No such device"* ]]
+	assert_driver pci "$E1000" none
+	assert_log <<-EOF
+	bus/pci/drivers/e1000/bind 0000:00:09.0 -> ENODEV
+	bus/pci/drivers/pci-stub/bind $E1000 -> ENODEV
+	EOF
+}
+
+@test "unbinding from a driver the device is not bound to fails with ENODEV" {
+	pci_e1000 driver=e1000
+	run bash -c "printf %s '$E1000' >'$SYS/bus/pci/drivers/pci-stub/unbind'"
+	[[ $output == *"No such device"* ]]
+	assert_driver pci "$E1000" e1000
+	printf %s "$E1000" >"$SYS/bus/pci/drivers/e1000/unbind"
+	assert_driver pci "$E1000" none
+	run bash -c "printf %s '$E1000' >'$SYS/bus/pci/drivers/e1000/unbind'"
+	[[ $output == *"No such device"* ]]
+	assert_log <<-EOF
+	bus/pci/drivers/pci-stub/unbind $E1000 -> ENODEV
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ENODEV
+	EOF
+}
+
+@test "driver_override names the only driver that matches and a newline clears it" {
+	pci_e1000
+	echo pci-stub >"$SYS/bus/pci/devices/$E1000/driver_override"
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = pci-stub ]
+	assert_driver pci "$E1000" none
+	run bash -c "printf %s '$E1000' >'$SYS/bus/pci/drivers/e1000/bind'"
+	[[ $output == *"No such device"* ]]
+	printf %s "$E1000" >"$SYS/bus/pci/drivers/pci-stub/bind"
+	assert_driver pci "$E1000" pci-stub
+	printf '\n' >"$SYS/bus/pci/devices/$E1000/driver_override"
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
+	run bash -c "head -c 4095 /dev/zero | tr '\\0' x >'$SYS/bus/pci/devices/$E1000/driver_override'"
+	[[ $output == *"Invalid argument"* ]]
+	head -c 4094 /dev/zero | tr '\0' x >"$SYS/bus/pci/devices/$E1000/driver_override"
+	[ "$(wc -c <"$SYS/bus/pci/devices/$E1000/driver_override")" = 4095 ]
+}
+
+@test "drivers_probe binds the first driver whose probe succeeds" {
+	fake_driver pci a-fails match=* probe=ENXIO
+	fake_driver pci b-takes match=*
+	fake_driver pci c-late match=*
+	fake_device pci "$E1000" override
+	printf %s "$E1000" >"$SYS/bus/pci/drivers_probe"
+	assert_driver pci "$E1000" b-takes
+	printf %s "$E1000" >"$SYS/bus/pci/drivers_probe"
+	assert_driver pci "$E1000" b-takes
+	run bash -c "printf %s 0000:00:09.0 >'$SYS/bus/pci/drivers_probe'"
+	[[ $output == *"No such device"* ]]
+	assert_log <<-EOF
+	bus/pci/drivers_probe $E1000 -> ok
+	bus/pci/drivers_probe $E1000 -> ok
+	bus/pci/drivers_probe 0000:00:09.0 -> ENODEV
+	EOF
+}
+
+@test "drivers_probe with an override naming no driver succeeds and binds nothing" {
+	pci_e1000
+	echo nosuchdrv >"$SYS/bus/pci/devices/$E1000/driver_override"
+	printf %s "$E1000" >"$SYS/bus/pci/drivers_probe"
+	assert_driver pci "$E1000" none
+	log_has "bus/pci/drivers_probe $E1000 -> ok"
+}
+
+@test "a refusing probe's errno comes back from bind and nothing is bound" {
+	fake_driver platform vfio-platform match=* probe=EINVAL
+	fake_driver platform sdhci match=* probe=EAGAIN:fe300000.mmc
+	fake_driver platform quiet match=* probe=silent
+	fake_device platform fe300000.mmc override
+	fake_device platform fe310000.mmc override
+	run bash -c "printf %s fe300000.mmc >'$SYS/bus/platform/drivers/vfio-platform/bind'"
+	[[ $output == *"Invalid argument"* ]]
+	run bash -c "printf %s fe300000.mmc >'$SYS/bus/platform/drivers/sdhci/bind'"
+	[[ $output == *"Resource temporarily unavailable"* ]]
+	printf %s fe310000.mmc >"$SYS/bus/platform/drivers/sdhci/bind"
+	printf %s fe300000.mmc >"$SYS/bus/platform/drivers/quiet/bind"
+	assert_driver platform fe300000.mmc none
+	assert_driver platform fe310000.mmc sdhci
+	assert_log <<-EOF
+	bus/platform/drivers/vfio-platform/bind fe300000.mmc -> EINVAL
+	bus/platform/drivers/sdhci/bind fe300000.mmc -> EAGAIN
+	bus/platform/drivers/sdhci/bind fe310000.mmc -> ok
+	bus/platform/drivers/quiet/bind fe300000.mmc -> ok
+	EOF
+}
+
+@test "new_id binds matching unbound devices at once and remove_id does not unbind" {
+	fake_driver pci pci-stub new_id
+	fake_driver pci e1000
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e
+	fake_device pci 0000:00:03.0 vendor=0x8086 device=0x100e driver=e1000
+	fake_device pci 0000:00:04.0 vendor=0x1af4 device=0x1000
+	printf '8086 100e\n' >"$SYS/bus/pci/drivers/pci-stub/new_id"
+	assert_driver pci "$E1000" pci-stub
+	assert_driver pci 0000:00:03.0 e1000
+	assert_driver pci 0000:00:04.0 none
+	run bash -c "printf '8086 100e' >'$SYS/bus/pci/drivers/pci-stub/new_id'"
+	[[ $output == *"File exists"* ]]
+	run bash -c "printf 8086 >'$SYS/bus/pci/drivers/pci-stub/new_id'"
+	[[ $output == *"Invalid argument"* ]]
+	printf '8086 100e' >"$SYS/bus/pci/drivers/pci-stub/remove_id"
+	assert_driver pci "$E1000" pci-stub
+	run bash -c "printf '8086 100e' >'$SYS/bus/pci/drivers/pci-stub/remove_id'"
+	[[ $output == *"No such device"* ]]
+	assert_log <<-EOF
+	bus/pci/drivers/pci-stub/new_id 8086 100e\\n -> ok
+	bus/pci/drivers/pci-stub/new_id 8086 100e -> EEXIST
+	bus/pci/drivers/pci-stub/new_id 8086 -> EINVAL
+	bus/pci/drivers/pci-stub/remove_id 8086 100e -> ok
+	bus/pci/drivers/pci-stub/remove_id 8086 100e -> ENODEV
+	EOF
+}
+
+@test "a USB interface matches new_id by its device's ids and its class" {
+	fake_driver usb uas new_id
+	fake_driver usb usb-storage new_id
+	fake_device usb 1-1 idVendor=0781 idProduct=5567
+	fake_device usb 1-1:1.0 parent=1-1 class=08
+	printf '0781 5567 03' >"$SYS/bus/usb/drivers/uas/new_id"
+	assert_driver usb 1-1:1.0 none
+	printf '0781 5567 08' >"$SYS/bus/usb/drivers/usb-storage/new_id"
+	assert_driver usb 1-1:1.0 usb-storage
+	# USB's remove_id compares vendor and product only and never fails
+	printf '0781 5567' >"$SYS/bus/usb/drivers/uas/remove_id"
+	printf '0781 5567' >"$SYS/bus/usb/drivers/uas/remove_id"
+	[ ! -s "$FAKE/back/bus/usb/drivers/uas/.fake_dynids" ]
+}
+
+@test "usbip-host takes only bus ids added to match_busid" {
+	fake_driver usb usbip-host match=* match_busid
+	fake_device usb 1-1 idVendor=0781 idProduct=5567
+	run bash -c "printf 1-1 >'$SYS/bus/usb/drivers/usbip-host/bind'"
+	[[ $output == *"No such device"* ]]
+	printf 'add 1-1' >"$SYS/bus/usb/drivers/usbip-host/match_busid"
+	printf 1-1 >"$SYS/bus/usb/drivers/usbip-host/bind"
+	assert_driver usb 1-1 usbip-host
+	printf 'del 1-1' >"$SYS/bus/usb/drivers/usbip-host/match_busid"
+	run bash -c "printf 'del 1-1' >'$SYS/bus/usb/drivers/usbip-host/match_busid'"
+	[[ $output == *"No such device"* ]]
+	run bash -c "printf 'put 1-1' >'$SYS/bus/usb/drivers/usbip-host/match_busid'"
+	[[ $output == *"Invalid argument"* ]]
+}
+
+@test "a fault fails the next write to its path once, or always, and nothing happens" {
+	pci_e1000
+	fake_fault bus/pci/drivers/e1000/bind EIO
+	fake_fault bus/pci/devices/$E1000/driver_override EINTR always
+	run bash -c "printf %s '$E1000' >'$SYS/bus/pci/drivers/e1000/bind'"
+	[[ $output == *"Input/output error"* ]]
+	assert_driver pci "$E1000" none
+	printf %s "$E1000" >"$SYS/bus/pci/drivers/e1000/bind"
+	assert_driver pci "$E1000" e1000
+	for i in 1 2; do
+		run bash -c "echo pci-stub >'$SYS/bus/pci/devices/$E1000/driver_override'"
+		[[ $output == *"Interrupted system call"* ]]
+	done
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
+	assert_log <<-EOF
+	bus/pci/drivers/e1000/bind $E1000 -> EIO
+	bus/pci/drivers/e1000/bind $E1000 -> ok
+	devices/pci0000:00/$E1000/driver_override pci-stub\\n -> EINTR
+	devices/pci0000:00/$E1000/driver_override pci-stub\\n -> EINTR
+	EOF
+}
+
+@test "a short fault reports one byte less written and stores nothing" {
+	pci_e1000
+	fake_fault bus/pci/drivers/e1000/bind short
+	# dd hands over the rest again, as any careful writer would
+	run dd if=<(printf %s "$E1000") of="$SYS/bus/pci/drivers/e1000/bind" bs=64
+	[[ $output == *"No such device"* ]]
+	assert_log <<-EOF
+	bus/pci/drivers/e1000/bind $E1000 -> short
+	bus/pci/drivers/e1000/bind 0 -> ENODEV
+	EOF
+	assert_driver pci "$E1000" none
+}
+
+@test "an unplug fault does the write, then removes the device with its links" {
+	fake_driver usb usb-storage match=*
+	fake_device usb 1-1 idVendor=0781 idProduct=5567
+	fake_device usb 1-1:1.0 parent=1-1 class=08 driver=usb-storage
+	fake_listen
+	fake_fault bus/usb/drivers/usb-storage/unbind unplug:1-1
+	printf 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/unbind"
+	[ ! -e "$SYS/bus/usb/devices/1-1" ]
+	[ ! -e "$SYS/bus/usb/devices/1-1:1.0" ]
+	[ ! -e "$SYS/devices/pci0000:00/0000:00:1d.7/usb1/1-1" ]
+	[ -z "$(ls "$SYS/bus/usb/drivers/usb-storage" | grep 1-1)" ]
+	wait_for "$FAKE/uevents" '^remove@.*/usb1/1-1 '
+	run cat "$FAKE/uevents"
+	assert_output_is <<-EOF
+	unbind@/devices/pci0000:00/0000:00:1d.7/usb1/1-1/1-1:1.0 SUBSYSTEM=usb
+	remove@/devices/pci0000:00/0000:00:1d.7/usb1/1-1/1-1:1.0 SUBSYSTEM=usb
+	remove@/devices/pci0000:00/0000:00:1d.7/usb1/1-1 SUBSYSTEM=usb
+	EOF
+}
+
+@test "bind and unbind send uevents in the test's network namespace only" {
+	pci_e1000
+	fake_listen
+	"$UEVENT" -l 0 500 >"$FAKE/host.uevents" 2>/dev/null &
+	host=$!
+	echo $host >>"$FAKE/pids"
+	printf %s "$E1000" >"$SYS/bus/pci/drivers/e1000/bind"
+	printf %s "$E1000" >"$SYS/bus/pci/drivers/e1000/unbind"
+	fake_uevent add /bus/pci/drivers/vfio-pci SUBSYSTEM=drivers
+	wait_for "$FAKE/uevents" '^add@'
+	run cat "$FAKE/uevents"
+	assert_output_is <<-EOF
+	bind@/devices/pci0000:00/$E1000 SUBSYSTEM=pci DRIVER=e1000
+	unbind@/devices/pci0000:00/$E1000 SUBSYSTEM=pci
+	add@/bus/pci/drivers/vfio-pci SUBSYSTEM=drivers
+	EOF
+	wait "$host"
+	! grep -e "$E1000" -e vfio-pci "$FAKE/host.uevents"
+}
+
+@test "fake_later makes a device appear with its add uevent a moment later" {
+	fake_driver pci e1000 match=*
+	fake_listen
+	fake_later 0.2 fake_device pci "$E1000" vendor=0x8086 device=0x100e
+	fake_later 0.4 fake_probe pci "$E1000"
+	[ ! -e "$SYS/bus/pci/devices/$E1000" ]
+	wait_for "$FAKE/uevents" '^bind@'
+	run cat "$FAKE/uevents"
+	assert_output_is <<-EOF
+	add@/devices/pci0000:00/$E1000 SUBSYSTEM=pci
+	bind@/devices/pci0000:00/$E1000 SUBSYSTEM=pci DRIVER=e1000
+	EOF
+	assert_driver pci "$E1000" e1000
+}
+
+@test "nothing can be created, removed or renamed through the mount" {
+	pci_e1000 driver=e1000
+	run mkdir "$SYS/bus/pci/drivers/vfio-pci"
+	[[ $output == *"Operation not permitted"* ]]
+	run ln -s ../../../bus/pci/drivers/e1000 "$SYS/devices/pci0000:00/$E1000/x"
+	[[ $output == *"Operation not permitted"* ]]
+	run rm "$SYS/devices/pci0000:00/$E1000/driver"
+	[[ $output == *"Operation not permitted"* ]]
+	run rmdir "$SYS/bus/pci/drivers/pci-stub"
+	[[ $output == *"Operation not permitted"* ]]
+	run mv "$SYS/bus/pci/drivers/e1000" "$SYS/bus/pci/drivers/e1001"
+	[[ $output == *"Operation not permitted"* ]]
+	run bash -c "echo 1 >'$SYS/bus/pci/drivers/e1000/new_file'"
+	[[ $output == *"Permission denied"* ]]
+	assert_driver pci "$E1000" e1000
+	[ ! -e "$FAKE/back/bus/pci/drivers/e1000/new_file" ]
+}
+
+@test "a write to any other attribute lands in the file and is logged" {
+	pci_e1000
+	printf 'add\n' >"$SYS/devices/pci0000:00/$E1000/uevent"
+	[ "$(cat "$FAKE/back/devices/pci0000:00/$E1000/uevent")" = add ]
+	assert_log <<-EOF
+	devices/pci0000:00/$E1000/uevent add\\n -> ok
+	EOF
+}

@@ -1,0 +1,1211 @@
+/*
+ * fakesys BACKDIR LOGFILE MOUNTPOINT [FUSE-OPTION...]
+ *
+ * A fake sysfs with a fake driver core behind it.  MOUNTPOINT shows
+ * BACKDIR (plain directories, files and symlinks in the shapes of
+ * /sys); writes to bind, unbind, drivers_probe, driver_override,
+ * new_id, remove_id and match_busid answer and move links the way the
+ * Linux driver core does, synchronously, one write() being one sysfs
+ * store.  Every write is appended to LOGFILE as
+ *	RELPATH VALUE -> RESULT
+ * and bind/unbind/remove send uevents as the kernel would.
+ *
+ * Names starting with ".fake" hold what a real kernel keeps inside:
+ *	bus/B/drivers/D/.fake_match	bus ids the static id table matches, or *
+ *	bus/B/drivers/D/.fake_probe	"ERRNO [ID]" or "silent [ID]": probe outcome
+ *	bus/B/drivers/D/.fake_dynids	ids added through new_id
+ *	bus/B/drivers/D/.fake_busids	bus ids added through match_busid
+ *	.fake_faults			"RELPATH ACTION [always]" lines
+ * and are invisible through the mount.
+ */
+#define FUSE_USE_VERSION 31
+#define _GNU_SOURCE
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fuse.h>
+
+#include "uevent.h"
+
+enum {
+	PATHSZ = 4096,
+	PAGESZ = 4096,		/* sysfs hands a store at most one page */
+	FILESZ = 65536,		/* the .fake files are small */
+	MAXDEPTH = 64,
+	BUSIDSZ = 32,		/* usbip's BUSID_SIZE */
+};
+
+static int rootfd = -1, logfd = -1, nlfd = -1;
+static char backroot[PATHSZ];
+
+static const struct {
+	const char *name;
+	int num;
+} errnames[] = {
+	{ "EPERM", EPERM }, { "ENOENT", ENOENT }, { "EINTR", EINTR },
+	{ "EIO", EIO }, { "ENXIO", ENXIO }, { "E2BIG", E2BIG },
+	{ "EAGAIN", EAGAIN }, { "ENOMEM", ENOMEM }, { "EACCES", EACCES },
+	{ "EFAULT", EFAULT }, { "EBUSY", EBUSY }, { "EEXIST", EEXIST },
+	{ "ENODEV", ENODEV }, { "ENOTDIR", ENOTDIR }, { "EISDIR", EISDIR },
+	{ "EINVAL", EINVAL }, { "ENOSPC", ENOSPC }, { "EROFS", EROFS },
+	{ "ENAMETOOLONG", ENAMETOOLONG }, { "ENOSYS", ENOSYS },
+	{ "ETIMEDOUT", ETIMEDOUT }, { "ENOTCONN", ENOTCONN },
+};
+
+static const char *errname(int e)
+{
+	static char buf[32];
+	size_t i;
+
+	for (i = 0; i < sizeof errnames / sizeof *errnames; i++)
+		if (errnames[i].num == e)
+			return errnames[i].name;
+	snprintf(buf, sizeof buf, "E%d", e);
+	return buf;
+}
+
+static int errnum(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof errnames / sizeof *errnames; i++)
+		if (!strcmp(errnames[i].name, s))
+			return errnames[i].num;
+	return 0;
+}
+
+/* snprintf that reports truncation instead of hiding it */
+__attribute__((format(printf, 3, 4)))
+static int fmt(char *buf, size_t n, const char *f, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, f);
+	r = vsnprintf(buf, n, f, ap);
+	va_end(ap);
+	if (r < 0 || (size_t)r >= n) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+static void chomp(char *s)
+{
+	size_t n = strlen(s);
+
+	if (n && s[n - 1] == '\n')
+		s[n - 1] = 0;
+}
+
+static const char *base(const char *s)
+{
+	const char *p = strrchr(s, '/');
+
+	return p ? p + 1 : s;
+}
+
+/* "/a/b" as FUSE passes it -> "a/b" below the backing root */
+static const char *rel(const char *path)
+{
+	while (*path == '/')
+		path++;
+	return *path ? path : ".";
+}
+
+static int hidden(const char *r)
+{
+	const char *p = r;
+
+	for (;;) {
+		if (!strncmp(p, ".fake", 5))
+			return 1;
+		p = strchr(p, '/');
+		if (!p)
+			return 0;
+		p++;
+	}
+}
+
+/* a bus id, driver or bus name as the kernel could have it */
+static int name_ok(const char *s)
+{
+	return *s && strcmp(s, ".") && strcmp(s, "..") && !strchr(s, '/') &&
+	    strncmp(s, ".fake", 5);
+}
+
+static ssize_t file_read(const char *r, char *buf, size_t n)
+{
+	ssize_t len, got = 0;
+	int fd;
+
+	fd = openat(rootfd, r, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while ((size_t)got < n - 1) {
+		len = read(fd, buf + got, n - 1 - got);
+		if (len < 0 && errno == EINTR)
+			continue;
+		if (len < 0) {
+			close(fd);
+			return -1;
+		}
+		if (!len)
+			break;
+		got += len;
+	}
+	close(fd);
+	buf[got] = 0;
+	return got;
+}
+
+static int file_write(const char *r, const char *s, size_t len)
+{
+	ssize_t n;
+	size_t done = 0;
+	int fd;
+
+	fd = openat(rootfd, r, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	while (done < len) {
+		n = write(fd, s + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			close(fd);
+			return -1;
+		}
+		done += n;
+	}
+	return close(fd);
+}
+
+static int exists(const char *r)
+{
+	struct stat st;
+
+	return !fstatat(rootfd, r, &st, AT_SYMLINK_NOFOLLOW);
+}
+
+/* one attribute value without its newline; "" when absent */
+static int attr_get(char *buf, size_t n, const char *dir, const char *name)
+{
+	char p[PATHSZ];
+
+	buf[0] = 0;
+	if (fmt(p, sizeof p, "%s/%s", dir, name) || file_read(p, buf, n) < 0)
+		return -1;
+	chomp(buf);
+	return 0;
+}
+
+/* line files: one entry a line */
+static int lines_has(const char *r, const char *val)
+{
+	static char buf[FILESZ];
+	char *line, *save;
+
+	if (file_read(r, buf, sizeof buf) < 0)
+		return 0;
+	for (line = strtok_r(buf, "\n", &save); line;
+	    line = strtok_r(NULL, "\n", &save))
+		if (!strcmp(line, val))
+			return 1;
+	return 0;
+}
+
+static int lines_add(const char *r, const char *val)
+{
+	char line[PAGESZ + 2];
+	int fd, n;
+
+	if (fmt(line, sizeof line, "%s\n", val))
+		return -1;
+	fd = openat(rootfd, r, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	n = strlen(line);
+	if (write(fd, line, n) != n) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+/*
+ * Drop lines equal to val; with first, only the first line that is val
+ * or starts with "val " (USB's remove_id compares vendor and product).
+ */
+static int lines_del(const char *r, const char *val, int first)
+{
+	static char buf[FILESZ], out[FILESZ];
+	char *line, *save;
+	size_t len = 0, n, vl = strlen(val);
+	int done = 0;
+
+	if (file_read(r, buf, sizeof buf) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (!done && (!strcmp(line, val) || (first &&
+		    !strncmp(line, val, vl) && line[vl] == ' '))) {
+			done = first;
+			continue;
+		}
+		n = strlen(line);
+		memcpy(out + len, line, n);
+		out[len + n] = '\n';
+		len += n + 1;
+	}
+	return file_write(r, out, len);
+}
+
+/* dir + relative symlink target -> path below the root, ".." resolved */
+static int link_join(char *out, size_t n, const char *dir, const char *target)
+{
+	char tmp[PATHSZ], *comp[MAXDEPTH], *c, *save;
+	size_t len = 0, k;
+	int depth = 0, i;
+
+	if (target[0] == '/' || fmt(tmp, sizeof tmp, "%s/%s", dir, target)) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (c = strtok_r(tmp, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(c, "."))
+			continue;
+		if (!strcmp(c, "..")) {
+			if (!depth) {
+				errno = EINVAL;
+				return -1;
+			}
+			depth--;
+			continue;
+		}
+		if (depth == MAXDEPTH) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		comp[depth++] = c;
+	}
+	out[0] = 0;
+	for (i = 0; i < depth; i++) {
+		k = strlen(comp[i]);
+		if (len + k + 2 > n) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		if (i)
+			out[len++] = '/';
+		memcpy(out + len, comp[i], k + 1);
+		len += k;
+	}
+	return 0;
+}
+
+static int link_read(const char *r, char *buf, size_t n)
+{
+	ssize_t len = readlinkat(rootfd, r, buf, n);
+
+	if (len < 0)
+		return -1;
+	if ((size_t)len == n) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	buf[len] = 0;
+	return 0;
+}
+
+/* "../" once per component of a path below the root */
+static int updirs(char *out, size_t n, const char *r)
+{
+	const char *p;
+	size_t len = 0;
+
+	out[0] = 0;
+	for (p = r; p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL) {
+		if (len + 4 > n) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(out + len, "../", 4);
+		len += 3;
+	}
+	return 0;
+}
+
+/* bus/B/devices/ID -> its device directory below the root */
+static int dev_find(const char *bus, const char *id, char *dev, size_t n)
+{
+	char p[PATHSZ], dir[PATHSZ], t[PATHSZ];
+	struct stat st;
+
+	if (!name_ok(id) || fmt(dir, sizeof dir, "bus/%s/devices", bus) ||
+	    fmt(p, sizeof p, "%s/%s", dir, id) || link_read(p, t, sizeof t) ||
+	    link_join(dev, n, dir, t) || fstatat(rootfd, dev, &st, 0) ||
+	    !S_ISDIR(st.st_mode))
+		return -ENODEV;
+	return 0;
+}
+
+/* name of the driver the device is bound to; 0 when unbound */
+static int dev_driver(const char *dev, char *drv, size_t n)
+{
+	char p[PATHSZ], t[PATHSZ];
+
+	drv[0] = 0;
+	if (fmt(p, sizeof p, "%s/driver", dev) || link_read(p, t, sizeof t))
+		return 0;
+	if (fmt(drv, n, "%s", base(t)))
+		return 0;
+	return 1;
+}
+
+static void dev_event(const char *action, const char *dev, const char *bus,
+    const char *drv)
+{
+	char devpath[PATHSZ], sub[PATHSZ], dkey[PATHSZ];
+	const char *kv[2];
+
+	if (nlfd < 0 || fmt(devpath, sizeof devpath, "/%s", dev) ||
+	    fmt(sub, sizeof sub, "SUBSYSTEM=%s", bus))
+		return;
+	kv[0] = sub;
+	if (drv && !fmt(dkey, sizeof dkey, "DRIVER=%s", drv)) {
+		kv[1] = dkey;
+		uevent_send(nlfd, action, devpath, kv, 2);
+	} else {
+		uevent_send(nlfd, action, devpath, kv, 1);
+	}
+}
+
+/* the links a bound device has, in the kernel's relative shapes */
+static int links_make(const char *bus, const char *drv, const char *id,
+    const char *dev)
+{
+	char p[PATHSZ], t[PATHSZ], up[PATHSZ];
+
+	if (updirs(up, sizeof up, dev) ||
+	    fmt(p, sizeof p, "%s/driver", dev) ||
+	    fmt(t, sizeof t, "%sbus/%s/drivers/%s", up, bus, drv) ||
+	    symlinkat(t, rootfd, p))
+		return -EIO;
+	if (fmt(p, sizeof p, "bus/%s/drivers/%s/%s", bus, drv, id) ||
+	    fmt(t, sizeof t, "../../../../%s", dev) ||
+	    symlinkat(t, rootfd, p)) {
+		fmt(p, sizeof p, "%s/driver", dev);
+		unlinkat(rootfd, p, 0);
+		return -EIO;
+	}
+	dev_event("bind", dev, bus, drv);
+	return 0;
+}
+
+static void links_drop(const char *bus, const char *drv, const char *id,
+    const char *dev)
+{
+	char p[PATHSZ];
+
+	if (!fmt(p, sizeof p, "%s/driver", dev))
+		unlinkat(rootfd, p, 0);
+	if (!fmt(p, sizeof p, "bus/%s/drivers/%s/%s", bus, drv, id))
+		unlinkat(rootfd, p, 0);
+	dev_event("unbind", dev, bus, NULL);
+}
+
+/* the id new_id takes for this device: "vvvv dddd", USB also "... cc" */
+static int dev_ids(const char *dev, char *two, char *three, size_t n)
+{
+	char v[64], d[64], c[64], parent[PATHSZ];
+	const char *vdir = dev;
+	char *slash;
+
+	two[0] = three[0] = 0;
+	if (!attr_get(v, sizeof v, dev, "vendor") &&
+	    !attr_get(d, sizeof d, dev, "device"))
+		return fmt(two, n, "%04lx %04lx", strtoul(v, NULL, 16),
+		    strtoul(d, NULL, 16));
+	if (fmt(parent, sizeof parent, "%s", dev))
+		return -1;
+	slash = strrchr(parent, '/');
+	if (attr_get(v, sizeof v, dev, "idVendor")) {
+		/* a USB interface: the ids are its device's */
+		if (!slash)
+			return -1;
+		*slash = 0;
+		vdir = parent;
+		if (attr_get(v, sizeof v, vdir, "idVendor"))
+			return -1;
+	}
+	if (attr_get(d, sizeof d, vdir, "idProduct") ||
+	    fmt(two, n, "%04lx %04lx", strtoul(v, NULL, 16),
+	    strtoul(d, NULL, 16)))
+		return -1;
+	if (!attr_get(c, sizeof c, dev, "bInterfaceClass") &&
+	    fmt(three, n, "%s %02lx", two, strtoul(c, NULL, 16)))
+		return -1;
+	return 0;
+}
+
+/*
+ * The bus's match(): driver_override, when set, names the only driver
+ * that may take the device, id tables ignored; otherwise the static
+ * table (.fake_match) or the dynamic ids (.fake_dynids).
+ */
+static int drv_match(const char *bus, const char *drv, const char *id,
+    const char *dev)
+{
+	char ov[PAGESZ + 1], d[PATHSZ], p[PATHSZ], two[64], three[64];
+
+	if (!attr_get(ov, sizeof ov, dev, "driver_override") &&
+	    strcmp(ov, "(null)") && ov[0])
+		return !strcmp(ov, drv);
+	if (fmt(d, sizeof d, "bus/%s/drivers/%s", bus, drv) ||
+	    fmt(p, sizeof p, "%s/.fake_match", d))
+		return 0;
+	if (lines_has(p, id) || lines_has(p, "*"))
+		return 1;
+	if (fmt(p, sizeof p, "%s/.fake_dynids", d) ||
+	    dev_ids(dev, two, three, sizeof two))
+		return 0;
+	return (two[0] && lines_has(p, two)) || (three[0] && lines_has(p, three));
+}
+
+/*
+ * The driver's probe(): 0 bound, 1 "succeeded" without binding, or a
+ * negative errno as bind_store returns it (-EPROBE_DEFER becomes -EAGAIN).
+ */
+static int drv_probe(const char *bus, const char *drv, const char *id)
+{
+	char d[PATHSZ], p[PATHSZ], buf[PAGESZ], *err, *only, *save;
+	int e;
+
+	if (fmt(d, sizeof d, "bus/%s/drivers/%s", bus, drv))
+		return -ENODEV;
+	/* usbip-host's probe refuses devices not added to match_busid */
+	if (!fmt(p, sizeof p, "%s/match_busid", d) && exists(p) &&
+	    (fmt(p, sizeof p, "%s/.fake_busids", d) || !lines_has(p, id)))
+		return -ENODEV;
+	if (fmt(p, sizeof p, "%s/.fake_probe", d) ||
+	    file_read(p, buf, sizeof buf) < 0)
+		return 0;
+	err = strtok_r(buf, " \t\n", &save);
+	if (!err)
+		return 0;
+	only = strtok_r(NULL, " \t\n", &save);
+	if (only && strcmp(only, id))
+		return 0;
+	if (!strcmp(err, "silent"))
+		return 1;
+	/* bind_store turns -EPROBE_DEFER into -EAGAIN */
+	if (!strcmp(err, "EPROBE_DEFER"))
+		return -EAGAIN;
+	e = errnum(err);
+	return e ? -e : -ENODEV;
+}
+
+/* bind or skip, as driver_attach and drivers_probe do for one pair */
+static int drv_attach(const char *bus, const char *drv, const char *id,
+    const char *dev)
+{
+	char cur[PATHSZ];
+
+	if (dev_driver(dev, cur, sizeof cur) || !drv_match(bus, drv, id, dev))
+		return 0;
+	if (drv_probe(bus, drv, id))
+		return 0;
+	return links_make(bus, drv, id, dev) ? 0 : 1;
+}
+
+/* bind_store: find, match, then probe; an already bound device is EBUSY */
+static int store_bind(const char *bus, const char *drv, const char *id)
+{
+	char dev[PATHSZ], cur[PATHSZ];
+	int r;
+
+	if (dev_find(bus, id, dev, sizeof dev))
+		return -ENODEV;
+	if (!drv_match(bus, drv, id, dev))
+		return -ENODEV;
+	if (dev_driver(dev, cur, sizeof cur))
+		return -EBUSY;
+	r = drv_probe(bus, drv, id);
+	if (r < 0)
+		return r;
+	if (r > 0)
+		return 0;
+	return links_make(bus, drv, id, dev);
+}
+
+/* unbind_store: only from the driver the device is bound to */
+static int store_unbind(const char *bus, const char *drv, const char *id)
+{
+	char dev[PATHSZ], cur[PATHSZ];
+
+	if (dev_find(bus, id, dev, sizeof dev) ||
+	    !dev_driver(dev, cur, sizeof cur) || strcmp(cur, drv))
+		return -ENODEV;
+	links_drop(bus, drv, id, dev);
+	return 0;
+}
+
+static int scan(const char *dir, struct dirent ***list)
+{
+	char p[PATHSZ];
+
+	if (fmt(p, sizeof p, "%s/%s", backroot, dir))
+		return -1;
+	return scandir(p, list, NULL, alphasort);
+}
+
+static void scan_free(struct dirent **list, int n)
+{
+	while (n-- > 0)
+		free(list[n]);
+	free(list);
+}
+
+/* drivers_probe_store: an unbound device gets the first driver that takes it */
+static int store_probe(const char *bus, const char *id)
+{
+	char dev[PATHSZ], cur[PATHSZ], dir[PATHSZ];
+	struct dirent **list;
+	int i, n;
+
+	if (dev_find(bus, id, dev, sizeof dev))
+		return -ENODEV;
+	if (dev_driver(dev, cur, sizeof cur))
+		return 0;
+	if (fmt(dir, sizeof dir, "bus/%s/drivers", bus))
+		return -ENODEV;
+	n = scan(dir, &list);
+	if (n < 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!name_ok(list[i]->d_name) ||
+		    list[i]->d_type != DT_DIR)
+			continue;
+		if (drv_attach(bus, list[i]->d_name, id, dev))
+			break;
+	}
+	scan_free(list, n);
+	return 0;
+}
+
+/* driver_set_override: the value ends at the first newline; empty clears */
+static int store_override(const char *r, const char *val, size_t len)
+{
+	char buf[PAGESZ + 2];
+	size_t n;
+
+	if (len >= PAGESZ - 1)
+		return -EINVAL;
+	n = strnlen(val, len);
+	if (memchr(val, '\n', n))
+		n = (const char *)memchr(val, '\n', n) - val;
+	if (!n)
+		return file_write(r, "(null)\n", 7) ? -EIO : 0;
+	memcpy(buf, val, n);
+	buf[n] = '\n';
+	return file_write(r, buf, n + 1) ? -EIO : 0;
+}
+
+/*
+ * "vvvv dddd [...]" as new_id and remove_id read it with sscanf("%x %x
+ * ..."): fields are counted up to the first one that does not parse.
+ * The dynamic id kept: "vvvv dddd", for USB with a non-zero interface
+ * class "vvvv dddd cc" (PCI's further fields are not modelled).
+ */
+static int id_parse(const char *bus, const char *val, char *out, size_t n,
+    int maxf)
+{
+	char buf[PAGESZ + 1], *tok, *save, *end;
+	unsigned long f[7];
+	int k = 0;
+
+	if (fmt(buf, sizeof buf, "%s", val))
+		return -EINVAL;
+	for (tok = strtok_r(buf, " \t\n", &save); tok && k < maxf;
+	    tok = strtok_r(NULL, " \t\n", &save)) {
+		errno = 0;
+		f[k] = strtoul(tok, &end, 16);
+		if (errno || end == tok || f[k] > 0xffffffff)
+			break;
+		k++;
+		if (*end)
+			break;
+	}
+	if (k < 2)
+		return -EINVAL;
+	if (!strcmp(bus, "usb") && k >= 3 && f[2]) {
+		if (f[2] > 0xff)
+			return -EINVAL;
+		return fmt(out, n, "%04lx %04lx %02lx", f[0], f[1], f[2]) ?
+		    -EINVAL : 0;
+	}
+	return fmt(out, n, "%04lx %04lx", f[0], f[1]) ? -EINVAL : 0;
+}
+
+/*
+ * new_id_store: add the id, then driver_attach binds every unbound
+ * device that now matches.  PCI refuses an id the driver already has
+ * (EEXIST); USB simply adds another.
+ */
+static int store_new_id(const char *bus, const char *drv, const char *val)
+{
+	char id[64], p[PATHSZ], dir[PATHSZ], dev[PATHSZ];
+	struct dirent **list;
+	int usb = !strcmp(bus, "usb"), i, n, r;
+
+	r = id_parse(bus, val, id, sizeof id, usb ? 5 : 7);
+	if (r)
+		return r;
+	if (fmt(p, sizeof p, "bus/%s/drivers/%s/.fake_dynids", bus, drv))
+		return -EINVAL;
+	if (!usb && lines_has(p, id))
+		return -EEXIST;
+	if (lines_add(p, id))
+		return -ENOMEM;
+	if (fmt(dir, sizeof dir, "bus/%s/devices", bus))
+		return 0;
+	n = scan(dir, &list);
+	if (n < 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (name_ok(list[i]->d_name) &&
+		    !dev_find(bus, list[i]->d_name, dev, sizeof dev))
+			drv_attach(bus, drv, list[i]->d_name, dev);
+	scan_free(list, n);
+	return 0;
+}
+
+/*
+ * remove_id_store: forget the id; bound devices stay bound.  PCI says
+ * ENODEV for an id it does not have; USB compares only vendor and
+ * product, drops the first such id and never fails.
+ */
+static int store_remove_id(const char *bus, const char *drv, const char *val)
+{
+	char id[64], p[PATHSZ];
+	int usb = !strcmp(bus, "usb"), r;
+
+	r = id_parse(bus, val, id, sizeof id, usb ? 2 : 6);
+	if (r)
+		return r;
+	if (fmt(p, sizeof p, "bus/%s/drivers/%s/.fake_dynids", bus, drv))
+		return -ENODEV;
+	if (usb)
+		return exists(p) && lines_del(p, id, 1) ? -EIO : 0;
+	if (!lines_has(p, id))
+		return -ENODEV;
+	return lines_del(p, id, 0) ? -EIO : 0;
+}
+
+/*
+ * usbip-host's match_busid_store: "add ID" (again is fine) or "del ID"
+ * (ENODEV when absent), anything else EINVAL.  It takes everything
+ * after the verb's space, a newline too: "add 1-1\n" adds a bus id no
+ * device has (kept here as a literal "\n").
+ */
+static int store_busid(const char *bus, const char *drv, const char *raw,
+    size_t len)
+{
+	char id[2 * BUSIDSZ + 1], p[PATHSZ];
+	size_t i, k = 0, n;
+
+	if (len < 5)
+		return -EINVAL;
+	n = strnlen(raw + 4, len - 4);
+	if (n >= BUSIDSZ)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (raw[4 + i] == '\n') {
+			id[k++] = '\\';
+			id[k++] = 'n';
+		} else {
+			id[k++] = raw[4 + i];
+		}
+	}
+	id[k] = 0;
+	if (fmt(p, sizeof p, "bus/%s/drivers/%s/.fake_busids", bus, drv))
+		return -EINVAL;
+	if (!strncmp(raw, "add ", 4)) {
+		if (lines_has(p, id))
+			return 0;
+		return lines_add(p, id) ? -ENOMEM : 0;
+	}
+	if (!strncmp(raw, "del ", 4)) {
+		if (!lines_has(p, id))
+			return -ENODEV;
+		return lines_del(p, id, 0) ? -EIO : 0;
+	}
+	return -EINVAL;
+}
+
+/* any other attribute: the value simply lands in the backing file */
+static int store_plain(const char *r, const char *val, size_t len)
+{
+	return file_write(r, val, len) ? -errno : 0;
+}
+
+/* one sysfs store; val is NUL-terminated, len is what was written */
+static int store(const char *r, const char *raw, size_t len)
+{
+	char p[PATHSZ], val[PAGESZ + 1], *c[6], *save, *tok;
+	int n = 0;
+
+	memcpy(val, raw, len);
+	val[len] = 0;
+	/* the stores below compare with sysfs_streq: one newline may end it */
+	chomp(val);
+	if (fmt(p, sizeof p, "%s", r))
+		return -EINVAL;
+	for (tok = strtok_r(p, "/", &save); tok && n < 6;
+	    tok = strtok_r(NULL, "/", &save))
+		c[n++] = tok;
+	if (n == 5 && !strcmp(c[0], "bus") && !strcmp(c[2], "drivers")) {
+		if (!strcmp(c[4], "bind"))
+			return store_bind(c[1], c[3], val);
+		if (!strcmp(c[4], "unbind"))
+			return store_unbind(c[1], c[3], val);
+		if (!strcmp(c[4], "new_id"))
+			return store_new_id(c[1], c[3], val);
+		if (!strcmp(c[4], "remove_id"))
+			return store_remove_id(c[1], c[3], val);
+		if (!strcmp(c[4], "match_busid"))
+			return store_busid(c[1], c[3], raw, len);
+	}
+	if (n == 3 && !strcmp(c[0], "bus") && !strcmp(c[2], "drivers_probe"))
+		return store_probe(c[1], val);
+	if (!strcmp(base(r), "driver_override"))
+		return store_override(r, raw, len);
+	return store_plain(r, raw, len);
+}
+
+static int rmtree_one(const char *p, const struct stat *st, int flag,
+    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p) ? -1 : 0;
+}
+
+/* hot-unplug: children first, each unbound and then removed, as device_del */
+static void unplug_dev(const char *dev)
+{
+	char p[PATHSZ], t[PATHSZ], bus[PATHSZ], drv[PATHSZ], sub[PATHSZ];
+	struct dirent **list;
+	const char *id = base(dev);
+	int i, n;
+
+	n = scan(dev, &list);
+	for (i = 0; i < n; i++) {
+		if (list[i]->d_type != DT_DIR || !name_ok(list[i]->d_name) ||
+		    fmt(sub, sizeof sub, "%s/%s", dev, list[i]->d_name))
+			continue;
+		unplug_dev(sub);
+	}
+	if (n >= 0)
+		scan_free(list, n);
+	if (fmt(p, sizeof p, "%s/subsystem", dev) || link_read(p, t, sizeof t) ||
+	    fmt(bus, sizeof bus, "%s", base(t)))
+		return;
+	if (dev_driver(dev, drv, sizeof drv))
+		links_drop(bus, drv, id, dev);
+	if (!fmt(p, sizeof p, "bus/%s/devices/%s", bus, id))
+		unlinkat(rootfd, p, 0);
+	dev_event("remove", dev, bus, NULL);
+}
+
+static void unplug(const char *id)
+{
+	char dev[PATHSZ], p[PATHSZ];
+	struct dirent **list;
+	int i, n;
+
+	n = scan("bus", &list);
+	if (n < 0)
+		return;
+	for (i = 0; i < n; i++)
+		if (name_ok(list[i]->d_name) &&
+		    !dev_find(list[i]->d_name, id, dev, sizeof dev))
+			break;
+	if (i == n) {
+		scan_free(list, n);
+		return;
+	}
+	scan_free(list, n);
+	unplug_dev(dev);
+	if (!fmt(p, sizeof p, "%s/%s", backroot, dev))
+		nftw(p, rmtree_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* a fault's path, with the links of its directory resolved like ours */
+static int fault_path(const char *path, char *out, size_t n)
+{
+	char p[PATHSZ], full[PATHSZ], real[PATH_MAX], *slash;
+	size_t rl = strlen(backroot);
+
+	if (fmt(p, sizeof p, "%s", path))
+		return -1;
+	slash = strrchr(p, '/');
+	if (!slash)
+		return fmt(out, n, "%s", p);
+	*slash = 0;
+	if (fmt(full, sizeof full, "%s/%s", backroot, p) || !realpath(full, real) ||
+	    strncmp(real, backroot, rl) || (real[rl] && real[rl] != '/'))
+		return fmt(out, n, "%s", path);
+	return fmt(out, n, "%s%s%s", real[rl] ? real + rl + 1 : "",
+	    real[rl] ? "/" : "", slash + 1);
+}
+
+/*
+ * The first .fake_faults line for r: its action goes into act (empty
+ * when none); a line without "always" is used up.
+ */
+static void fault_take(const char *r, char *act, size_t n)
+{
+	static char buf[FILESZ], out[FILESZ];
+	char line[PAGESZ], path[PATHSZ], *l, *next, *f[3], *save;
+	size_t len = 0, k;
+	int used = 0, i;
+
+	act[0] = 0;
+	if (file_read(".fake_faults", buf, sizeof buf) <= 0)
+		return;
+	for (l = buf; l && *l; l = next) {
+		next = strchr(l, '\n');
+		if (next)
+			*next++ = 0;
+		k = strlen(l);
+		if (!used && k < sizeof line) {
+			memcpy(line, l, k + 1);
+			f[0] = strtok_r(line, " \t", &save);
+			for (i = 1; i < 3; i++)
+				f[i] = f[i - 1] ? strtok_r(NULL, " \t", &save) : NULL;
+			if (f[1] && !fault_path(f[0], path, sizeof path) &&
+			    !strcmp(path, r)) {
+				used = 1;
+				fmt(act, n, "%s", f[1]);
+				if (!f[2] || strcmp(f[2], "always"))
+					continue;
+			}
+		}
+		memcpy(out + len, l, k);
+		out[len + k] = '\n';
+		len += k + 1;
+	}
+	if (used)
+		file_write(".fake_faults", out, len);
+}
+
+static void log_write(const char *r, const char *val, size_t len,
+    const char *result)
+{
+	char line[4 * PAGESZ + PATHSZ + 64];
+	size_t n = 0, i;
+	unsigned char ch;
+
+	if (logfd < 0 || fmt(line, sizeof line, "%s ", r))
+		return;
+	n = strlen(line);
+	for (i = 0; i < len; i++) {
+		ch = val[i];
+		if (ch == '\n')
+			n += snprintf(line + n, sizeof line - n, "\\n");
+		else if (ch == '\t')
+			n += snprintf(line + n, sizeof line - n, "\\t");
+		else if (ch == '\\')
+			n += snprintf(line + n, sizeof line - n, "\\\\");
+		else if (ch < 0x20 || ch == 0x7f)
+			n += snprintf(line + n, sizeof line - n, "\\x%02x", ch);
+		else
+			line[n++] = ch;
+	}
+	if (fmt(line + n, sizeof line - n, " -> %s\n", result))
+		return;
+	n += strlen(line + n);
+	if (write(logfd, line, n) != (ssize_t)n)
+		perror("fakesys: log");
+}
+
+/* FUSE operations: reads pass through, writes are stores */
+
+static int fs_getattr(const char *path, struct stat *st,
+    struct fuse_file_info *fi)
+{
+	const char *r = rel(path);
+
+	(void)fi;
+	if (hidden(r))
+		return -ENOENT;
+	if (fstatat(rootfd, r, st, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	return 0;
+}
+
+static int fs_readlink(const char *path, char *buf, size_t n)
+{
+	const char *r = rel(path);
+	ssize_t len;
+
+	if (hidden(r))
+		return -ENOENT;
+	len = readlinkat(rootfd, r, buf, n - 1);
+	if (len < 0)
+		return -errno;
+	buf[len] = 0;
+	return 0;
+}
+
+static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t fill,
+    off_t off, struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	const char *r = rel(path);
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int fd;
+
+	(void)off;
+	(void)fi;
+	(void)flags;
+	if (hidden(r))
+		return -ENOENT;
+	fd = openat(rootfd, r, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((de = readdir(d))) {
+		if (!strncmp(de->d_name, ".fake", 5))
+			continue;
+		memset(&st, 0, sizeof st);
+		st.st_ino = de->d_ino;
+		st.st_mode = de->d_type << 12;
+		if (fill(buf, de->d_name, &st, 0, 0))
+			break;
+	}
+	closedir(d);
+	return 0;
+}
+
+static int fs_open(const char *path, struct fuse_file_info *fi)
+{
+	const char *r = rel(path);
+	int fd;
+
+	if (hidden(r))
+		return -ENOENT;
+	fd = openat(rootfd, r, (fi->flags & O_ACCMODE) | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	fi->fh = fd;
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	return 0;
+}
+
+static int fs_read(const char *path, char *buf, size_t n, off_t off,
+    struct fuse_file_info *fi)
+{
+	ssize_t len;
+
+	(void)path;
+	len = pread(fi->fh, buf, n, off);
+	return len < 0 ? -errno : (int)len;
+}
+
+static int fs_write(const char *path, const char *buf, size_t n, off_t off,
+    struct fuse_file_info *fi)
+{
+	const char *r = rel(path);
+	char act[PAGESZ], err[PAGESZ];
+	size_t len = n < PAGESZ ? n : PAGESZ;
+	int e;
+
+	(void)off;
+	(void)fi;
+	/* sysfs never calls a store for an empty write */
+	if (!n) {
+		log_write(r, buf, 0, "ok");
+		return 0;
+	}
+	fault_take(r, act, sizeof act);
+	if (act[0] && strncmp(act, "unplug:", 7)) {
+		if (!strcmp(act, "short")) {
+			log_write(r, buf, len, "short");
+			return len - 1;
+		}
+		e = errnum(act);
+		if (!e)
+			e = EIO;
+		log_write(r, buf, len, errname(e));
+		return -e;
+	}
+	e = store(r, buf, len);
+	if (e < 0) {
+		fmt(err, sizeof err, "%s", errname(-e));
+		log_write(r, buf, len, err);
+	} else {
+		log_write(r, buf, len, "ok");
+	}
+	if (act[0])
+		unplug(act + 7);
+	return e < 0 ? e : (int)len;
+}
+
+/* sysfs ignores a size change, so "> file" in a shell works */
+static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	(void)size;
+	(void)fi;
+	return hidden(rel(path)) ? -ENOENT : 0;
+}
+
+static int fs_release(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	close(fi->fh);
+	return 0;
+}
+
+/* sysfs has no way to create or remove anything from user space */
+static int fs_mkdir(const char *path, mode_t mode)
+{
+	(void)path;
+	(void)mode;
+	return -EPERM;
+}
+
+static int fs_mknod(const char *path, mode_t mode, dev_t dev)
+{
+	(void)path;
+	(void)mode;
+	(void)dev;
+	return -EPERM;
+}
+
+static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)mode;
+	(void)fi;
+	return -EACCES;
+}
+
+static int fs_unlink(const char *path)
+{
+	(void)path;
+	return -EPERM;
+}
+
+static int fs_symlink(const char *from, const char *to)
+{
+	(void)from;
+	(void)to;
+	return -EPERM;
+}
+
+static int fs_link(const char *from, const char *to)
+{
+	(void)from;
+	(void)to;
+	return -EPERM;
+}
+
+static int fs_rename(const char *from, const char *to, unsigned flags)
+{
+	(void)from;
+	(void)to;
+	(void)flags;
+	return -EPERM;
+}
+
+static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	(void)conn;
+	/* links change under the kernel's cache: cache nothing */
+	cfg->entry_timeout = 0;
+	cfg->attr_timeout = 0;
+	cfg->negative_timeout = 0;
+	cfg->direct_io = 1;
+	cfg->kernel_cache = 0;
+	return NULL;
+}
+
+static const struct fuse_operations ops = {
+	.init = fs_init,
+	.getattr = fs_getattr,
+	.readlink = fs_readlink,
+	.readdir = fs_readdir,
+	.open = fs_open,
+	.read = fs_read,
+	.write = fs_write,
+	.truncate = fs_truncate,
+	.release = fs_release,
+	.mkdir = fs_mkdir,
+	.rmdir = fs_unlink,
+	.mknod = fs_mknod,
+	.create = fs_create,
+	.unlink = fs_unlink,
+	.symlink = fs_symlink,
+	.link = fs_link,
+	.rename = fs_rename,
+};
+
+int main(int argc, char **argv)
+{
+	char *fargv[64];
+	int fargc = 0, i;
+
+	if (argc < 4 || argc > 60) {
+		fputs("usage: fakesys BACKDIR LOGFILE MOUNTPOINT "
+		    "[FUSE-OPTION...]\n", stderr);
+		return 2;
+	}
+	if (!realpath(argv[1], backroot)) {
+		perror("fakesys: backing directory");
+		return 1;
+	}
+	rootfd = open(backroot, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		perror("fakesys: backing directory");
+		return 1;
+	}
+	logfd = open(argv[2], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (logfd < 0) {
+		perror("fakesys: log");
+		return 1;
+	}
+	/* no uevent socket (no privilege): the tree still works, silently */
+	nlfd = uevent_open(0);
+	fargv[fargc++] = argv[0];
+	fargv[fargc++] = argv[3];
+	fargv[fargc++] = "-f";
+	fargv[fargc++] = "-s";
+	fargv[fargc++] = "-o";
+	fargv[fargc++] = "fsname=fakesys,subtype=fakesys,entry_timeout=0,"
+	    "attr_timeout=0,negative_timeout=0";
+	for (i = 4; i < argc; i++)
+		fargv[fargc++] = argv[i];
+	fargv[fargc] = NULL;
+	return fuse_main(fargc, fargv, &ops, NULL);
+}

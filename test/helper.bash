@@ -1,0 +1,389 @@
+# Loaded by every .bats file: a fake sysfs per test, and the verbs that
+# build it in the kernel's shapes.
+#
+#   $FAKE/back  backing tree (plain files, dirs, relative symlinks)
+#   $SYS        the FUSE mount of it, with the driver core's write rules
+#   $FAKE/log   one line per write through the mount: "RELPATH VALUE -> RESULT"
+#
+# Everything runs in a private network namespace per test, so uevents
+# sent by the fake kernel reach only this test's drvbind.
+
+TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+BIN=${DRVBIND:-$TOP/build/drvbind}
+FAKESYS=${FAKESYS:-$TOP/build/test/fakesys}
+UEVENT=${UEVENT:-$TOP/build/test/uevent}
+
+# Run a command inside the test's network namespace.
+fake_ns() {
+	nsenter -t "$FAKE_NSPID" -n -- "$@"
+}
+
+fake_setup() {
+	FAKE=$BATS_TEST_TMPDIR/fake
+	SYS=$FAKE/sys
+	mkdir -p "$FAKE/back" "$SYS"
+	: >"$FAKE/log"
+	: >"$FAKE/cmdline"
+	: >"$FAKE/conf"
+	: >"$FAKE/pids"
+	printf '#!/bin/sh\necho "modprobe $*" >>"%s/modprobe.log"\n' \
+		"$FAKE" >"$FAKE/modprobe"
+	chmod +x "$FAKE/modprobe"
+
+	# unshare(CLONE_NEWNET) needs no fork: the pid is the holder's
+	unshare -n sleep 100000 </dev/null >/dev/null 2>&1 3>&- &
+	FAKE_NSPID=$!
+	local i host
+	host=$(readlink /proc/self/ns/net)
+	for ((i = 0; i < 500; i++)); do
+		[[ $(readlink "/proc/$FAKE_NSPID/ns/net" 2>/dev/null) != "$host" ]] &&
+			break
+		sleep 0.01
+	done
+	if [[ $(readlink "/proc/$FAKE_NSPID/ns/net") == "$host" ]]; then
+		echo "fake_setup: no network namespace" >&2
+		return 1
+	fi
+
+	fake_ns "$FAKESYS" "$FAKE/back" "$FAKE/log" "$SYS" \
+		</dev/null >"$FAKE/fakesys.out" 2>&1 3>&- &
+	FAKE_FSPID=$!
+	for ((i = 0; i < 500; i++)); do
+		mountpoint -q "$SYS" && return 0
+		kill -0 "$FAKE_FSPID" 2>/dev/null || break
+		sleep 0.01
+	done
+	echo "fake_setup: fakesys did not mount:" >&2
+	cat "$FAKE/fakesys.out" >&2
+	return 1
+}
+
+# A background job and whatever it is running now (a sleep, a write).
+_fake_kill() {
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		_fake_kill "$c"
+	done
+	kill "$1" 2>/dev/null
+}
+
+fake_teardown() {
+	local pid
+	[[ -n ${FAKE-} ]] || return 0
+	while read -r pid; do
+		_fake_kill "$pid"
+	done <"$FAKE/pids"
+	# a dead daemon leaves a mount that mountpoint(1) cannot stat
+	if grep -qF " $SYS fuse" /proc/self/mounts; then
+		fusermount3 -u "$SYS" 2>/dev/null ||
+			fusermount3 -uz "$SYS" 2>/dev/null || umount -l "$SYS"
+	fi
+	[[ -n ${FAKE_FSPID-} ]] && kill "$FAKE_FSPID" 2>/dev/null
+	[[ -n ${FAKE_NSPID-} ]] && kill "$FAKE_NSPID" 2>/dev/null
+	wait ${FAKE_FSPID-} ${FAKE_NSPID-} 2>/dev/null
+	return 0
+}
+
+setup() { fake_setup; }
+teardown() { fake_teardown; }
+
+# drvbind ARGS...: the binary under test on this test's tree and namespace
+drvbind() {
+	fake_ns "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" \
+		-m "$FAKE/modprobe" "$@"
+}
+
+fake_cmdline() {
+	printf '%s\n' "$1" >"$FAKE/cmdline"
+}
+
+# fake_conf LINE... (or stdin when no arguments)
+fake_conf() {
+	if (($#)); then
+		printf '%s\n' "$@" >"$FAKE/conf"
+	else
+		cat >"$FAKE/conf"
+	fi
+}
+
+# "../" once per component of a path below the root
+_fake_up() {
+	local IFS=/ c up=
+	for c in $1; do up+=../; done
+	printf %s "$up"
+}
+
+fake_bus() {
+	local b=$FAKE/back/bus/$1
+	[[ -d $b ]] && return 0
+	mkdir -p "$b/devices" "$b/drivers"
+	: >"$b/drivers_probe"
+	chmod 200 "$b/drivers_probe"
+	echo 1 >"$b/drivers_autoprobe"
+	: >"$b/uevent"
+	chmod 200 "$b/uevent"
+}
+
+# fake_driver B D [match=ID,ID|*] [new_id] [match_busid] [probe=ERR[:ID]] [module=M]
+fake_driver() {
+	local bus=$1 drv=$2 d a ids
+	shift 2
+	fake_bus "$bus"
+	d=$FAKE/back/bus/$bus/drivers/$drv
+	mkdir -p "$d"
+	[[ -e $d/bind ]] || {
+		: >"$d/bind"
+		: >"$d/unbind"
+		: >"$d/uevent"
+		chmod 200 "$d/bind" "$d/unbind" "$d/uevent"
+	}
+	for a; do
+		case $a in
+		match=*)
+			IFS=, read -ra ids <<<"${a#match=}"
+			printf '%s\n' "${ids[@]}" >>"$d/.fake_match"
+			;;
+		new_id)
+			: >"$d/new_id"
+			: >"$d/remove_id"
+			chmod 200 "$d/new_id" "$d/remove_id"
+			;;
+		match_busid)
+			: >"$d/match_busid"
+			;;
+		probe=*:*)
+			a=${a#probe=}
+			printf '%s %s\n' "${a%%:*}" "${a#*:}" >"$d/.fake_probe"
+			;;
+		probe=*)
+			printf '%s\n' "${a#probe=}" >"$d/.fake_probe"
+			;;
+		module=*)
+			mkdir -p "$FAKE/back/module/${a#module=}"
+			ln -sfn "../../../../module/${a#module=}" "$d/module"
+			;;
+		*)
+			echo "fake_driver: unknown argument: $a" >&2
+			return 1
+			;;
+		esac
+	done
+}
+
+# The device dir below the root of a bus id on any bus.
+_fake_devrel() {
+	local l t
+	for l in "$FAKE"/back/bus/*/devices/"$1"; do
+		[[ -L $l ]] || continue
+		t=$(readlink "$l")
+		printf %s "${t#../../../}"
+		return 0
+	done
+	echo "fake: no device $1" >&2
+	return 1
+}
+
+# fake_device B ID [path=DIR] [driver=D] [override] [vendor=0x8086 device=0x100e]
+#   [idVendor=8086 idProduct=100e] [class=08] [parent=ID]
+# Sets FAKE_DEVPATH to the device's /devices/... path.
+fake_device() {
+	local bus=$1 id=$2 a parent= path= drv= dev d up
+	shift 2
+	for a; do
+		case $a in
+		path=*) path=${a#path=} ;;
+		parent=*) parent=${a#parent=} ;;
+		driver=*) drv=${a#driver=} ;;
+		esac
+	done
+	if [[ -n $parent ]]; then
+		dev=$(_fake_devrel "$parent") || return 1
+		dev+=/$id
+	else
+		if [[ -z $path ]]; then
+			case $bus in
+			pci) path=pci0000:00 ;;
+			pnp) path=pnp0 ;;
+			usb) path=pci0000:00/0000:00:1d.7/usb1 ;;
+			serio) path=platform/i8042 ;;
+			*) path=platform ;;
+			esac
+		fi
+		dev=devices/$path/$id
+	fi
+	fake_bus "$bus"
+	d=$FAKE/back/$dev
+	mkdir -p "$d"
+	up=$(_fake_up "$dev")
+	: >"$d/uevent"
+	ln -sfn "${up}bus/$bus" "$d/subsystem"
+	ln -sfn "../../../$dev" "$FAKE/back/bus/$bus/devices/$id"
+	for a; do
+		case $a in
+		override) echo '(null)' >"$d/driver_override" ;;
+		vendor=* | device=* | idVendor=* | idProduct=*)
+			printf '%s\n' "${a#*=}" >"$d/${a%%=*}"
+			;;
+		class=*) printf '%s\n' "${a#class=}" >"$d/bInterfaceClass" ;;
+		path=* | parent=* | driver=*) ;;
+		*)
+			echo "fake_device: unknown argument: $a" >&2
+			return 1
+			;;
+		esac
+	done
+	if [[ -n $drv ]]; then
+		[[ -d $FAKE/back/bus/$bus/drivers/$drv ]] || fake_driver "$bus" "$drv"
+		ln -sfn "${up}bus/$bus/drivers/$drv" "$d/driver"
+		ln -sfn "../../../../$dev" "$FAKE/back/bus/$bus/drivers/$drv/$id"
+	fi
+	FAKE_DEVPATH=/$dev
+}
+
+# fake_fault RELPATH ACTION [always]
+#   ACTION: an errno name (the write fails with it, nothing happens),
+#   short (len-1 reported, nothing happens), unplug:ID (the write
+#   happens, then device ID is hot-unplugged)
+fake_fault() {
+	printf '%s\n' "$*" >>"$FAKE/back/.fake_faults"
+}
+
+# fake_uevent ACTION DEVPATH [KEY=VALUE...]
+fake_uevent() {
+	fake_ns "$UEVENT" "$@"
+}
+
+# fake_probe B ID: what the native driver's probe does a moment later
+fake_probe() {
+	printf %s "$2" >"$SYS/bus/$1/drivers_probe"
+}
+
+# fake_later SECONDS VERB ARGS...: a verb in the background after a delay;
+# a device or driver appearing also announces itself with an add uevent
+fake_later() {
+	local delay=$1
+	shift
+	(
+		sleep "$delay"
+		case $1 in
+		fake_device)
+			"$@" || exit 1
+			fake_uevent add "$FAKE_DEVPATH" "SUBSYSTEM=$2"
+			for a in "${@:4}"; do
+				[[ $a == driver=* ]] &&
+					fake_uevent bind "$FAKE_DEVPATH" "SUBSYSTEM=$2" \
+						"DRIVER=${a#driver=}"
+			done
+			;;
+		fake_driver)
+			"$@" || exit 1
+			fake_uevent add "/bus/$2/drivers/$3" SUBSYSTEM=drivers
+			;;
+		*)
+			"$@"
+			;;
+		esac
+	) </dev/null >>"$FAKE/later.out" 2>&1 3>&- &
+	echo $! >>"$FAKE/pids"
+}
+
+# fake_listen: record this namespace's uevents in $FAKE/uevents
+fake_listen() {
+	local i
+	fake_ns "$UEVENT" -l >"$FAKE/uevents" 2>"$FAKE/uevents.ready" \
+		</dev/null 3>&- &
+	echo $! >>"$FAKE/pids"
+	for ((i = 0; i < 500; i++)); do
+		[[ -s $FAKE/uevents.ready ]] && return 0
+		sleep 0.01
+	done
+	echo "fake_listen: listener did not start" >&2
+	return 1
+}
+
+# fake_tree: the mounted tree, links shown as "a -> b"
+fake_tree() {
+	local f
+	(cd "$SYS" && find . -mindepth 1 | LC_ALL=C sort) | while read -r f; do
+		if [[ -L $SYS/$f ]]; then
+			printf '%s -> %s\n' "${f#./}" "$(readlink "$SYS/$f")"
+		else
+			printf '%s\n' "${f#./}"
+		fi
+	done
+}
+
+# Assertions print expected and actual on failure.
+
+# assert_driver B ID D|none: the driver link and its reverse, in the
+# kernel's shapes, and no other driver holding the device
+assert_driver() {
+	local bus=$1 id=$2 want=$3 t dev up got l bad=0
+	t=$(readlink "$SYS/bus/$bus/devices/$id") || {
+		echo "assert_driver: no device $bus/$id"
+		return 1
+	}
+	if [[ $t != ../../../devices/* ]]; then
+		echo "assert_driver: bus link of $id: $t"
+		return 1
+	fi
+	dev=${t#../../../}
+	up=$(_fake_up "$dev")
+	got=$(readlink "$SYS/$dev/driver" 2>/dev/null) || got=none
+	if [[ $want == none ]]; then
+		[[ $got == none ]] || {
+			echo "expected $bus/$id without a driver, but driver -> $got"
+			bad=1
+		}
+	else
+		[[ $got == "${up}bus/$bus/drivers/$want" ]] || {
+			echo "expected $dev/driver -> ${up}bus/$bus/drivers/$want"
+			echo "  actual $dev/driver -> $got"
+			bad=1
+		}
+		t=$(readlink "$SYS/bus/$bus/drivers/$want/$id" 2>/dev/null)
+		[[ $t == "../../../../$dev" ]] || {
+			echo "expected bus/$bus/drivers/$want/$id -> ../../../../$dev"
+			echo "  actual bus/$bus/drivers/$want/$id -> ${t:-(none)}"
+			bad=1
+		}
+	fi
+	for l in "$SYS/bus/$bus/drivers"/*/"$id"; do
+		[[ -L $l && $l != "$SYS/bus/$bus/drivers/$want/$id" ]] || continue
+		echo "stray link ${l#"$SYS"/} -> $(readlink "$l")"
+		bad=1
+	done
+	return $bad
+}
+
+# assert_log <<EOF ... EOF: the whole write log, in order
+assert_log() {
+	local want
+	want=$(cat)
+	if [[ $want != "$(cat "$FAKE/log")" ]]; then
+		echo "write log differs (- expected, + actual):"
+		diff -u <(printf '%s\n' "$want") "$FAKE/log" | tail -n +3
+		return 1
+	fi
+}
+
+# log_has LINE: one exact line in the write log
+log_has() {
+	grep -Fxq -- "$1" "$FAKE/log" && return 0
+	echo "write log lacks: $1"
+	echo "write log:"
+	cat "$FAKE/log"
+	return 1
+}
+
+# assert_output_is TEXT (or stdin): $output exactly
+assert_output_is() {
+	local want
+	if (($#)); then want=$1; else want=$(cat); fi
+	if [[ $output != "$want" ]]; then
+		echo "output differs (- expected, + actual):"
+		diff -u <(printf '%s\n' "$want") <(printf '%s\n' "$output") |
+			tail -n +3
+		return 1
+	fi
+}
