@@ -144,9 +144,7 @@ static const char errtab[] =
 	E(ENOMEM, "Out of memory") E(EACCES, "Permission denied")
 	E(EBUSY, "Resource busy") E(EEXIST, "File exists") E(ENODEV, "No such device")
 	E(ENOTDIR, "Not a directory") E(EINVAL, "Invalid argument")
-	E(EFBIG, "File too large") E(ENOSPC, "No space left on device")
-	E(ENAMETOOLONG, "Filename too long") E(ELOOP, "Symbolic link loop")
-	E(EOVERFLOW, "Value too large for data type") E(ETIMEDOUT, "Operation timed out");
+	E(ENAMETOOLONG, "Filename too long") E(EOVERFLOW, "Value too large for data type");
 #undef E
 
 static void put_err(int e)
@@ -158,7 +156,7 @@ static void put_err(int e)
 		put("short write");
 		return;
 	}
-	for (t = errtab; *t; t += strlen(t) + 1) {
+	for (t = errtab; *t; t += str_len(t) + 1) {
 		for (n = 0; *t != ':'; t++)
 			n = n * 10 + *t - '0';
 		if (n == e) {
@@ -260,6 +258,11 @@ static int prefix(const char *s, const char *p)
 	return 1;
 }
 
+static void fd_close(int fd)
+{
+	(void)syscall(SYS_close, fd);
+}
+
 /* The raw call: musl's openat is a variadic wrapper; every fd here is close-on-exec. */
 static int open_at(int dirfd, const char *path, int flags)
 {
@@ -299,7 +302,7 @@ static int path_join(char *p, size_t size, ...)
 
 	va_start(ap, size);
 	while ((s = va_arg(ap, const char *))) {
-		n = strlen(s);
+		n = str_len(s);
 		if (len + n >= size) {
 			ret = -1;
 			break;
@@ -333,7 +336,7 @@ static int sys_exists(const char *path)
 /* One write() of the whole value: sysfs stores take a value per write. errno 0: short. */
 static int attr_write(const char *path, const char *val)
 {
-	size_t len = strlen(val);
+	size_t len = str_len(val);
 	ssize_t n;
 	int fd, e;
 
@@ -343,7 +346,7 @@ static int attr_write(const char *path, const char *val)
 		return -1;
 	n = write(fd, val, len);
 	e = n < 0 ? errno : 0;
-	close(fd);
+	fd_close(fd);
 	if (n == (ssize_t)len)
 		return 0;
 	errno = e;
@@ -359,7 +362,7 @@ static int attr_read(const char *path, char *buf, size_t size)
 	if (fd < 0)
 		return -1;
 	n = read(fd, buf, size);
-	close(fd);
+	fd_close(fd);
 	if (n < 0)
 		return -1;
 	if ((size_t)n == size) {
@@ -377,7 +380,7 @@ static int link_base(const char *path, char *name)
 {
 	char t[PATH_SZ];
 	const char *b;
-	ssize_t n = readlinkat(g.sysfd, path, t, sizeof t);
+	ssize_t n = syscall(SYS_readlinkat, g.sysfd, path, t, sizeof t);
 
 	if (n < 0)
 		return -1;
@@ -386,9 +389,9 @@ static int link_base(const char *path, char *name)
 		return -1;
 	}
 	t[n] = '\0';
-	b = strrchr(t, '/');
-	b = b ? b + 1 : t;
-	if (strlen(b) >= NAME_SZ) {
+	for (b = t + n; b > t && b[-1] != '/'; b--)
+		;
+	if (str_len(b) >= NAME_SZ) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -425,45 +428,39 @@ static int dir_scan(const char *path, int (*fn)(const char *name, void *ctx), vo
 				stop = fn(d->d_name, ctx);
 		}
 	}
-	close(fd);
+	fd_close(fd);
 	return n < 0 || stop < 0 ? -1 : 0;
 }
 
 /* ---- devices and drivers ---- */
 
-static int dev_path(char *p, size_t size, const struct rule *r, const char *attr)
+/* "bus/BUS/devices/DEVICE/ATTR" or "bus/BUS/drivers/DRIVER/ATTR" into p[PATH_SZ]. */
+static int node_path(char *p, const char *bus, const char *kind, const char *name, const char *attr)
 {
-	return path_join(p, size, "bus/", r->bus, "/devices/", r->s.dev,
-	    attr ? "/" : "", attr ? attr : "", (const char *)0);
+	return path_join(p, PATH_SZ, "bus/", bus, kind, name, attr ? "/" : "", attr ? attr : "",
+	    (const char *)0);
 }
 
-static int drv_path(char *p, size_t size, const char *bus, const char *drv, const char *attr)
+static int dev_path(char *p, const struct rule *r, const char *attr)
 {
-	return path_join(p, size, "bus/", bus, "/drivers/", drv,
-	    attr ? "/" : "", attr ? attr : "", (const char *)0);
+	return node_path(p, r->bus, "/devices/", r->s.dev, attr);
 }
 
-static int dev_has(const struct rule *r, const char *attr)
-{
-	char p[PATH_SZ];
-
-	return dev_path(p, sizeof p, r, attr) == 0 && sys_exists(p);
-}
-
+/* The driver's directory or attribute exists. */
 static int drv_has(const struct rule *r, const char *drv, const char *attr)
 {
 	char p[PATH_SZ];
 
-	return drv_path(p, sizeof p, r->bus, drv, attr) == 0 && sys_exists(p);
+	return node_path(p, r->bus, "/drivers/", drv, attr) == 0 && sys_exists(p);
 }
 
-/* The driver bound now, "" for none. */
-static int dev_driver(const struct rule *r, char *drv)
+/* The driver a device is bound to now, "" for none. */
+static int dev_driver(const char *bus, const char *dev, char *drv)
 {
 	char p[PATH_SZ];
 
 	drv[0] = '\0';
-	if (dev_path(p, sizeof p, r, "driver") < 0)
+	if (node_path(p, bus, "/devices/", dev, "driver") < 0)
 		return -1;
 	if (link_base(p, drv) < 0 && errno != ENOENT)
 		return -1;
@@ -474,7 +471,7 @@ static int dev_write(const struct rule *r, const char *attr, const char *val)
 {
 	char p[PATH_SZ];
 
-	if (dev_path(p, sizeof p, r, attr) < 0)
+	if (dev_path(p, r, attr) < 0)
 		return -1;
 	return attr_write(p, val);
 }
@@ -483,7 +480,7 @@ static int drv_write(const struct rule *r, const char *drv, const char *attr, co
 {
 	char p[PATH_SZ];
 
-	if (drv_path(p, sizeof p, r->bus, drv, attr) < 0)
+	if (node_path(p, r->bus, "/drivers/", drv, attr) < 0)
 		return -1;
 	return attr_write(p, val);
 }
@@ -499,7 +496,7 @@ static int find_fn(const char *bus, void *ctx)
 	struct find_ctx *c = ctx;
 	char p[PATH_SZ];
 
-	if (strlen(bus) >= NAME_SZ || PATH(p, "bus/", bus, "/devices/", c->dev) < 0 || !sys_exists(p))
+	if (str_len(bus) >= NAME_SZ || PATH(p, "bus/", bus, "/devices/", c->dev) < 0 || !sys_exists(p))
 		return 0;
 	copy(c->hit[c->hits > 0], bus);
 	return ++c->hits > 1;
@@ -517,7 +514,7 @@ static int dev_find(struct rule *r)
 
 	if (r->s.bus[0]) {
 		copy(r->bus, r->s.bus);
-		return dev_path(p, sizeof p, r, NULL) == 0 && sys_exists(p);
+		return dev_path(p, r, NULL) == 0 && sys_exists(p);
 	}
 	if (dir_scan("bus", find_fn, &c) < 0 || !c.hits)
 		return 0;
@@ -538,14 +535,14 @@ static int id_read(const struct rule *r, const char *attr, char *out, size_t siz
 	char p[PATH_SZ], v[32];
 	const char *s = v, *q;
 
-	if (dev_path(p, sizeof p, r, attr) < 0 || attr_read(p, v, sizeof v) < 0)
+	if (dev_path(p, r, attr) < 0 || attr_read(p, v, sizeof v) < 0)
 		return -1;
 	if (s[0] == '0' && s[1] == 'x')
 		s += 2;
 	for (q = s; *q; q++)
 		if (!((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f') || (*q >= 'A' && *q <= 'F')))
 			break;
-	if (!*s || *q || strlen(s) >= size) {
+	if (!*s || *q || str_len(s) >= size) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -628,7 +625,7 @@ static const char *teach(struct rule *r)
 	if (drv_write(r, r->s.drv, "new_id", id) < 0)
 		return "new_id";
 	copy(r->id, id);
-	if (dev_driver(r, cur) < 0)
+	if (dev_driver(r->bus, r->s.dev, cur) < 0)
 		step = "driver link";
 	else if (!cur[0] && drv_write(r, r->s.drv, "bind", r->s.dev) < 0 && errno != EBUSY)
 		step = "bind";
@@ -654,7 +651,7 @@ static const char *dev_move(struct rule *r, const char *to, int fwd, char *cur)
 	int tries;
 
 	for (tries = 0; tries < BUSY_RETRIES; tries++) {
-		if (dev_driver(r, cur) < 0)
+		if (dev_driver(r->bus, r->s.dev, cur) < 0)
 			return "driver link";
 		if (!strcmp(cur, to))
 			return NULL;
@@ -683,7 +680,7 @@ static const char *dev_move(struct rule *r, const char *to, int fwd, char *cur)
 		if (errno != EBUSY)
 			return "bind";
 	}
-	if (dev_driver(r, cur) < 0)
+	if (dev_driver(r->bus, r->s.dev, cur) < 0)
 		return "verify";
 	errno = MISPLACED;
 	return strcmp(cur, to) ? "verify" : NULL;
@@ -766,15 +763,15 @@ static void rule_step(struct rule *r, long long now)
 
 	if (dev_find(r) <= 0)
 		return;
-	if (dev_driver(r, cur) < 0) {
+	if (dev_driver(r->bus, r->s.dev, cur) < 0) {
 		say(LOG_ERR, "%r: cannot read driver link: %e", r, errno);
 		r->state = FAILED;
 		return;
 	}
-	ovr = dev_has(r, "driver_override");
+	ovr = dev_path(p, r, "driver_override") == 0 && sys_exists(p);
 	if (ovr && !r->ovr[0] && !r->held) {
 		/* Kept for the rollback; "(null)" is the kernel's word for unset. */
-		if (dev_path(p, sizeof p, r, "driver_override") < 0 || attr_read(p, r->ovr, sizeof r->ovr) < 0 ||
+		if (dev_path(p, r, "driver_override") < 0 || attr_read(p, r->ovr, sizeof r->ovr) < 0 ||
 		    !strcmp(r->ovr, "(null)"))
 			r->ovr[0] = '\0';
 	}
@@ -824,7 +821,7 @@ static void rule_expire(struct rule *r)
 			if (PATH(p, "bus/", r->bus, "/drivers_probe") == 0)
 				(void)attr_write(p, r->s.dev);
 		}
-		(void)dev_driver(r, cur);
+		(void)dev_driver(r->bus, r->s.dev, cur);
 		say(LOG_ERR, "%r: driver %s not found; %s%s%s (waited %u s)", r, r->s.drv,
 		    r->held ? "now " : "stays ", cur[0] ? "on " : "unbound", cur, g.timeout);
 	}
@@ -850,7 +847,7 @@ static int uevent_open(void)
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0)
 		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-		close(fd);
+		fd_close(fd);
 		return -1;
 	}
 	return fd;
@@ -872,7 +869,7 @@ static void uevent_wait(long long until)
 	if (poll(&pfd, g.sock >= 0, (int)wait) <= 0)
 		return;
 	for (;;) {
-		n = recv(g.sock, buf, sizeof buf, MSG_DONTWAIT);
+		n = syscall(SYS_recvfrom, g.sock, buf, sizeof buf, MSG_DONTWAIT, 0, 0);
 		if (n < 0 && errno == ENOBUFS) {
 			say(LOG_DEBUG, "uevents overflowed; re-scanning");
 			continue;
@@ -898,7 +895,7 @@ static int bg_fork(int pending)
 		return 0;
 	}
 	if (pid == 0) {
-		setsid();
+		(void)syscall(SYS_setsid);
 		return 0;
 	}
 	say(LOG_INFO, "waiting in the background for %u rule(s)", pending);
@@ -914,7 +911,7 @@ static int rules_run(void)
 		now = now_ms();
 		next = deadline;
 		pending = 0;
-		while (waitpid(-1, NULL, WNOHANG) > 0)
+		while (syscall(SYS_wait4, -1, 0, WNOHANG, 0) > 0)
 			;
 		for (i = 0; i < g.nrules; i++) {
 			struct rule *r = &rules[i];
@@ -990,7 +987,7 @@ static void param(const char *name, const char *val, const char *where)
 		path = init_path;
 	else if (prefix(name, "drvbind."))
 		err = "unknown parameter";
-	if (path && strlen(val) >= PATH_SZ)
+	if (path && str_len(val) >= PATH_SZ)
 		err = "path too long";
 	else if (path)
 		copy(path, val);
@@ -1014,7 +1011,7 @@ static ssize_t file_read(const char *path, char *buf, size_t size)
 		return -1;
 	while ((n = read(fd, buf + len, size - (size_t)len)) > 0 && (len += n) < (ssize_t)size)
 		;
-	close(fd);
+	fd_close(fd);
 	if (n < 0)
 		return -1;
 	if (len == (ssize_t)size) {
@@ -1022,8 +1019,8 @@ static ssize_t file_read(const char *path, char *buf, size_t size)
 		return -1;
 	}
 	buf[len] = '\0';
-	if ((ssize_t)strlen(buf) < len)
-		say(LOG_WARNING, "%s: NUL byte at offset %u; the rest is ignored", path, (unsigned)strlen(buf));
+	if ((ssize_t)str_len(buf) < len)
+		say(LOG_WARNING, "%s: NUL byte at offset %u; the rest is ignored", path, (unsigned)str_len(buf));
 	return len;
 }
 
@@ -1094,19 +1091,14 @@ static void conf_load(const char *path, int must)
 static int list_dev(const char *dev, void *bus)
 {
 	char p[PATH_SZ], drv[NAME_SZ], ovr[NAME_SZ];
-	struct rule r = { 0 };
 
-	if (strlen(dev) >= NAME_SZ)
-		return 0;
-	copy(r.bus, bus);
-	copy(r.s.dev, dev);
 	line_len = 0;
 	put(bus);
 	put_c('/');
 	put(dev);
 	put_c(' ');
-	put(dev_driver(&r, drv) < 0 ? "?" : drv_or_none(drv));
-	if (dev_path(p, sizeof p, &r, "driver_override") == 0 &&
+	put(dev_driver(bus, dev, drv) < 0 ? "?" : drv_or_none(drv));
+	if (node_path(p, bus, "/devices/", dev, "driver_override") == 0 &&
 	    attr_read(p, ovr, sizeof ovr) == 0 && strcmp(ovr, "(null)")) {
 		put(" override=");
 		put(ovr);
@@ -1121,7 +1113,7 @@ static int list_bus(const char *bus, void *unused)
 	char p[PATH_SZ];
 
 	(void)unused;
-	if (strlen(bus) >= NAME_SZ || PATH(p, "bus/", bus, "/devices") < 0 ||
+	if (str_len(bus) >= NAME_SZ || PATH(p, "bus/", bus, "/devices") < 0 ||
 	    dir_scan(p, list_dev, (void *)bus) < 0) {
 		say(LOG_ERR, "%s: no such bus: %e", bus, errno);
 		return -1;

@@ -109,7 +109,7 @@ static const char *name_copy(char *dst, const char *s, size_t len, const char *w
 
 const char *rule_parse(struct spec *sp, const char *text)
 {
-	size_t len = strlen(text);
+	size_t len = str_len(text);
 	const char *colon, *slash, *dev = text, *drv;
 	size_t devlen, drvlen;
 	const char *err;
@@ -120,8 +120,9 @@ const char *rule_parse(struct spec *sp, const char *text)
 	if (len > RULE_TEXT_MAX)
 		return "rule too long";
 	/* Bus ids contain colons and no driver name does: split at the last. */
-	colon = strrchr(text, ':');
-	if (!colon)
+	for (colon = text + len; colon > text && colon[-1] != ':'; colon--)
+		;
+	if (colon-- == text)
 		return "no ':' before the driver";
 	drv = colon + 1;
 	drvlen = len - (size_t)(drv - text);
