@@ -648,7 +648,7 @@ static const char *teach(struct rule *r)
 static const char *dev_move(struct rule *r, const char *to, int fwd, char *cur)
 {
 	char v[NAME_SZ + 4] = "add ";
-	int tries;
+	int tries, e;
 
 	for (tries = 0; tries < BUSY_RETRIES; tries++) {
 		if (dev_driver(r->bus, r->s.dev, cur) < 0)
@@ -671,13 +671,15 @@ static const char *dev_move(struct rule *r, const char *to, int fwd, char *cur)
 		}
 		if (drv_write(r, to, "bind", r->s.dev) == 0)
 			break;
-		if (fwd && errno == ENODEV && drv_has(r, to, "new_id")) {
+		e = errno;
+		if (fwd && e == ENODEV && drv_has(r, to, "new_id")) {
 			const char *step = teach(r);
 			if (step)
 				return step;
 			break;
 		}
-		if (errno != EBUSY)
+		errno = e;
+		if (e != EBUSY || tries == BUSY_RETRIES - 1)
 			return "bind";
 	}
 	if (dev_driver(r->bus, r->s.dev, cur) < 0)

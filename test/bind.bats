@@ -1,0 +1,573 @@
+#!/usr/bin/env bats
+# The procedure of one rule on devices and drivers that are already
+# there: driver_override, unbind, bind (match_busid, new_id), the check
+# of the driver link, and the rollback after any failure.  Every test
+# compares the whole write log, so the order of the writes is checked.
+
+load helper
+
+E1000=0000:00:02.0
+DEV=devices/pci0000:00/$E1000
+
+# An Intel NIC on e1000, with driver_override as every PCI device has
+# since 3.16, and vfio-pci next to it; extra arguments go to vfio-pci.
+pci_setup() {
+	fake_driver pci e1000 "match=$E1000"
+	fake_driver pci vfio-pci "$@"
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override driver=e1000
+}
+
+# A USB flash drive: the device 1-1 and its mass-storage interface 1-1:1.0.
+usb_setup() {
+	fake_device usb 1-1 idVendor=0781 idProduct=5567 "$@"
+	fake_device usb 1-1:1.0 parent=1-1 class=08
+}
+
+# probe_first BUS DRIVER ERR [COMMAND...]: the driver's probe answers
+# ERR the first time, after COMMAND has run in the backing tree, and
+# succeeds from then on.  The fake reads the probe outcome afresh for
+# each probe, so a FIFO makes each read one step: the writer runs
+# COMMAND while the fake waits for it, hands out ERR, then empty outcomes.
+probe_first() {
+	local f=$FAKE/back/bus/$1/drivers/$2/.fake_probe err=$3
+	shift 3
+	rm -f "$f"
+	mkfifo "$f"
+	(
+		exec 4>"$f"
+		"$@"
+		printf '%s\n' "$err" >&4
+		exec 4>&-
+		while :; do
+			: >"$f"
+		done
+	) </dev/null >/dev/null 2>&1 3>&- &
+	echo $! >>"$FAKE/pids"
+}
+
+# native_bind BUS ID DRIVER: the driver's own probe takes the device,
+# links made straight in the backing tree while the fake is busy.
+native_bind() {
+	local dev up
+	dev=$(_fake_devrel "$2") || return 1
+	up=$(_fake_up "$dev")
+	ln -s "${up}bus/$1/drivers/$3" "$FAKE/back/$dev/driver"
+	ln -s "../../../../$dev" "$FAKE/back/bus/$1/drivers/$3/$2"
+}
+
+# The rollback tests: a probe of vfio-pci that refuses the NIC with ERR.
+probe_refused() {
+	pci_setup match=* "probe=$1"
+	run drvbind "pci/$E1000:vfio-pci"
+	echo "$output"
+	cat "$FAKE/log"
+	[ "$status" -eq 1 ]
+	assert_driver pci "$E1000" e1000
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
+}
+
+@test "a device already on the rule's driver is left alone and nothing is written" {
+	pci_setup
+	run drvbind "pci/$E1000:e1000"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/$E1000: already on e1000"
+	assert_log </dev/null
+	assert_driver pci "$E1000" e1000
+}
+
+@test "an unbound USB interface is bound with one write to the driver's bind" {
+	fake_driver usb usb-storage match=1-1:1.0
+	usb_setup
+	run drvbind usb/1-1:1.0:usb-storage
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/1-1:1.0: none -> usb-storage"
+	assert_log <<-EOF
+	bus/usb/drivers/usb-storage/bind 1-1:1.0 -> ok
+	EOF
+	assert_driver usb 1-1:1.0 usb-storage
+}
+
+@test "on PCI the override is written first, then the old driver unbinds, then the new one binds" {
+	pci_setup
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> ok
+	EOF
+	assert_driver pci "$E1000" vfio-pci
+	# the override stays, so that no other driver takes the device later
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = vfio-pci ]
+}
+
+@test "on a bus without driver_override the device is unbound, then bound to the new driver" {
+	fake_driver usb usb-storage match=*
+	fake_driver usb uas match=*
+	usb_setup
+	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
+	: >"$FAKE/log"
+	run drvbind usb/1-1:1.0:uas
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/1-1:1.0: usb-storage -> uas"
+	assert_log <<-EOF
+	bus/usb/drivers/usb-storage/unbind 1-1:1.0 -> ok
+	bus/usb/drivers/uas/bind 1-1:1.0 -> ok
+	EOF
+	assert_driver usb 1-1:1.0 uas
+}
+
+@test "none on PCI writes none to driver_override, then unbinds" {
+	pci_setup
+	run drvbind "pci/$E1000:none"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> none"
+	assert_log <<-EOF
+	$DEV/driver_override none -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	EOF
+	assert_driver pci "$E1000" none
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = none ]
+}
+
+@test "none on a bus without driver_override only unbinds" {
+	fake_driver usb usb-storage match=*
+	usb_setup
+	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
+	: >"$FAKE/log"
+	run drvbind usb/1-1:1.0:none
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/1-1:1.0: usb-storage -> none"
+	assert_log <<-EOF
+	bus/usb/drivers/usb-storage/unbind 1-1:1.0 -> ok
+	EOF
+	assert_driver usb 1-1:1.0 none
+}
+
+@test "none on an unbound PCI device still writes none to driver_override and says already unbound" {
+	fake_driver pci e1000 "match=$E1000"
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
+	run drvbind "pci/$E1000:none"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/$E1000: already unbound"
+	assert_log <<-EOF
+	$DEV/driver_override none -> ok
+	EOF
+	assert_driver pci "$E1000" none
+	# a later drivers_probe cannot hand it to e1000 any more
+	printf %s "$E1000" >"$SYS/bus/pci/drivers_probe"
+	assert_driver pci "$E1000" none
+}
+
+@test "a PCI driver that lacks the id is taught it through new_id, which binds at once, then the id is removed" {
+	# PCI before 3.16: no driver_override, so the id table decides
+	fake_driver pci e1000 "match=$E1000"
+	fake_driver pci pci-stub new_id
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e driver=e1000
+	run drvbind "pci/$E1000:pci-stub"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub (new_id \"8086 100e\")"
+	assert_log <<-EOF
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/pci-stub/bind $E1000 -> ENODEV
+	bus/pci/drivers/pci-stub/new_id 8086 100e -> ok
+	bus/pci/drivers/pci-stub/remove_id 8086 100e -> ok
+	EOF
+	assert_driver pci "$E1000" pci-stub
+}
+
+@test "a USB interface is taught through new_id as its device's idVendor and idProduct with its class" {
+	fake_driver usb usb-storage new_id
+	usb_setup
+	run drvbind usb/1-1:1.0:usb-storage
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/1-1:1.0: none -> usb-storage (new_id \"0781 5567 08\")"
+	assert_log <<-EOF
+	bus/usb/drivers/usb-storage/bind 1-1:1.0 -> ENODEV
+	bus/usb/drivers/usb-storage/new_id 0781 5567 08 -> ok
+	bus/usb/drivers/usb-storage/remove_id 0781 5567 08 -> ok
+	EOF
+	assert_driver usb 1-1:1.0 usb-storage
+}
+
+@test "when new_id leaves the device unbound drvbind binds it itself before remove_id" {
+	fake_driver usb usb-storage new_id
+	usb_setup
+	# the probe run by new_id is deferred; the bind after it succeeds
+	probe_first usb usb-storage EPROBE_DEFER
+	run drvbind usb/1-1:1.0:usb-storage
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/1-1:1.0: none -> usb-storage (new_id \"0781 5567 08\")"
+	assert_log <<-EOF
+	bus/usb/drivers/usb-storage/bind 1-1:1.0 -> ENODEV
+	bus/usb/drivers/usb-storage/new_id 0781 5567 08 -> ok
+	bus/usb/drivers/usb-storage/bind 1-1:1.0 -> ok
+	bus/usb/drivers/usb-storage/remove_id 0781 5567 08 -> ok
+	EOF
+	assert_driver usb 1-1:1.0 usb-storage
+}
+
+@test "usbip-host gets add BUSID in match_busid before the bind" {
+	fake_driver usb usb match=*
+	fake_driver usb usbip-host match=* match_busid
+	usb_setup driver=usb
+	run drvbind usb/1-1:usbip-host
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/1-1: usb -> usbip-host"
+	assert_log <<-EOF
+	bus/usb/drivers/usb/unbind 1-1 -> ok
+	bus/usb/drivers/usbip-host/match_busid add 1-1 -> ok
+	bus/usb/drivers/usbip-host/bind 1-1 -> ok
+	EOF
+	assert_driver usb 1-1 usbip-host
+}
+
+@test "a refused usbip-host bind takes the bus id out of match_busid and rebinds the old driver" {
+	fake_driver usb usb match=*
+	fake_driver usb usbip-host match=* match_busid probe=ENXIO
+	usb_setup driver=usb
+	run drvbind usb/1-1:usbip-host
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: usb/1-1: usb -> usbip-host failed at bind: No such device or address; back on usb"
+	assert_log <<-EOF
+	bus/usb/drivers/usb/unbind 1-1 -> ok
+	bus/usb/drivers/usbip-host/match_busid add 1-1 -> ok
+	bus/usb/drivers/usbip-host/bind 1-1 -> ENXIO
+	bus/usb/drivers/usbip-host/match_busid del 1-1 -> ok
+	bus/usb/drivers/usb/bind 1-1 -> ok
+	EOF
+	assert_driver usb 1-1 usb
+}
+
+@test "a probe refusing with EINVAL is rolled back to the old driver with the override cleared" {
+	probe_refused EINVAL
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; back on e1000"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> EINVAL
+	$DEV/driver_override \\n -> ok
+	bus/pci/drivers/e1000/bind $E1000 -> ok
+	EOF
+}
+
+@test "a probe refusing with ENXIO is rolled back to the old driver with the override cleared" {
+	probe_refused ENXIO
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device or address; back on e1000"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> ENXIO
+	$DEV/driver_override \\n -> ok
+	bus/pci/drivers/e1000/bind $E1000 -> ok
+	EOF
+}
+
+@test "a probe refusing with ENODEV on a driver without new_id is rolled back" {
+	probe_refused ENODEV
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device; back on e1000"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> ENODEV
+	$DEV/driver_override \\n -> ok
+	bus/pci/drivers/e1000/bind $E1000 -> ok
+	EOF
+}
+
+@test "a probe answering EAGAIN is rolled back to the old driver" {
+	probe_refused EAGAIN
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Resource temporarily unavailable; back on e1000"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> EAGAIN
+	$DEV/driver_override \\n -> ok
+	bus/pci/drivers/e1000/bind $E1000 -> ok
+	EOF
+}
+
+@test "a deferred probe, EAGAIN from bind, is rolled back to the old driver" {
+	probe_refused EPROBE_DEFER
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Resource temporarily unavailable; back on e1000"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> EAGAIN
+	$DEV/driver_override \\n -> ok
+	bus/pci/drivers/e1000/bind $E1000 -> ok
+	EOF
+}
+
+@test "a bind that succeeds without binding fails the check of the driver link and is rolled back" {
+	probe_refused silent
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; back on e1000"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> ok
+	$DEV/driver_override \\n -> ok
+	bus/pci/drivers/e1000/bind $E1000 -> ok
+	EOF
+}
+
+@test "a failed move of a device that had no driver leaves it unbound with the override cleared" {
+	fake_driver pci e1000 "match=$E1000"
+	fake_driver pci vfio-pci match=* probe=EINVAL
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: none -> vfio-pci failed at bind: Invalid argument; left unbound"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> EINVAL
+	$DEV/driver_override \\n -> ok
+	EOF
+	assert_driver pci "$E1000" none
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
+}
+
+@test "an unbind failing with EIO is reported and the device stays on its driver" {
+	pci_setup
+	fake_fault bus/pci/drivers/e1000/unbind EIO
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at unbind: I/O error; back on e1000"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> EIO
+	$DEV/driver_override \\n -> ok
+	EOF
+	assert_driver pci "$E1000" e1000
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
+}
+
+@test "a short write to bind is a failure and is rolled back" {
+	pci_setup
+	fake_fault bus/pci/drivers/vfio-pci/bind short
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: short write; back on e1000"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> short
+	$DEV/driver_override \\n -> ok
+	bus/pci/drivers/e1000/bind $E1000 -> ok
+	EOF
+	assert_driver pci "$E1000" e1000
+}
+
+@test "EINTR on driver_override stops the move before any unbind" {
+	pci_setup
+	fake_fault "bus/pci/devices/$E1000/driver_override" EINTR
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at driver_override: Interrupted system call; back on e1000"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> EINTR
+	$DEV/driver_override \\n -> ok
+	EOF
+	assert_driver pci "$E1000" e1000
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
+}
+
+@test "a rollback refused by the old driver is reported with its own step and error" {
+	pci_setup match=* probe=EINVAL
+	fake_fault bus/pci/drivers/e1000/bind EIO always
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; rollback to e1000 failed at bind: I/O error"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> EINVAL
+	$DEV/driver_override \\n -> ok
+	bus/pci/drivers/e1000/bind $E1000 -> EIO
+	EOF
+	assert_driver pci "$E1000" none
+}
+
+@test "a bind answering EBUSY once makes drvbind look at the device again and bind it" {
+	pci_setup
+	fake_fault bus/pci/drivers/vfio-pci/bind EBUSY
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> EBUSY
+	bus/pci/drivers/vfio-pci/bind $E1000 -> ok
+	EOF
+	assert_driver pci "$E1000" vfio-pci
+}
+
+@test "a device the native driver takes before the bind is unbound from it and bound again" {
+	fake_driver usb usb-storage match=*
+	fake_driver usb uas match=*
+	usb_setup
+	# usb-storage's own probe takes the interface while uas's bind runs
+	probe_first usb uas EBUSY native_bind usb 1-1:1.0 usb-storage
+	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
+	: >"$FAKE/log"
+	run drvbind usb/1-1:1.0:uas
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/1-1:1.0: usb-storage -> uas"
+	assert_log <<-EOF
+	bus/usb/drivers/usb-storage/unbind 1-1:1.0 -> ok
+	bus/usb/drivers/uas/bind 1-1:1.0 -> EBUSY
+	bus/usb/drivers/usb-storage/unbind 1-1:1.0 -> ok
+	bus/usb/drivers/uas/bind 1-1:1.0 -> ok
+	EOF
+	assert_driver usb 1-1:1.0 uas
+}
+
+@test "a bind that stays EBUSY is given up, reported as a bind failure and rolled back" {
+	pci_setup
+	fake_fault bus/pci/drivers/vfio-pci/bind EBUSY always
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Resource busy; back on e1000"
+	assert_driver pci "$E1000" e1000
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
+	[ "$(sed -n 1p "$FAKE/log")" = "$DEV/driver_override vfio-pci -> ok" ]
+	[ "$(sed -n 2p "$FAKE/log")" = "bus/pci/drivers/e1000/unbind $E1000 -> ok" ]
+	log_has "bus/pci/drivers/vfio-pci/bind $E1000 -> EBUSY"
+	log_has "$DEV/driver_override \\n -> ok"
+	[ "$(tail -n 1 "$FAKE/log")" = "bus/pci/drivers/e1000/bind $E1000 -> ok" ]
+}
+
+@test "an unbind answering ENODEV because the device changed hands is looked at again" {
+	fake_driver usb usb-storage match=*
+	fake_driver usb uas match=*
+	usb_setup
+	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
+	: >"$FAKE/log"
+	fake_fault bus/usb/drivers/usb-storage/unbind ENODEV
+	run drvbind usb/1-1:1.0:uas
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/1-1:1.0: usb-storage -> uas"
+	assert_log <<-EOF
+	bus/usb/drivers/usb-storage/unbind 1-1:1.0 -> ENODEV
+	bus/usb/drivers/usb-storage/unbind 1-1:1.0 -> ok
+	bus/usb/drivers/uas/bind 1-1:1.0 -> ok
+	EOF
+	assert_driver usb 1-1:1.0 uas
+}
+
+@test "a driver_override that held a value before is put back on rollback" {
+	pci_setup match=* probe=ENXIO
+	echo e1000 >"$FAKE/back/$DEV/driver_override"
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device or address; back on e1000"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> ENXIO
+	$DEV/driver_override e1000 -> ok
+	bus/pci/drivers/e1000/bind $E1000 -> ok
+	EOF
+	assert_driver pci "$E1000" e1000
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = e1000 ]
+}
+
+@test "a dry run writes nothing at all and says what it would do" {
+	pci_setup
+	fake_driver usb usb-storage match=*
+	fake_driver usb uas match=*
+	usb_setup
+	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
+	fake_device pci 0000:00:03.0 override
+	: >"$FAKE/log"
+	run drvbind -n "pci/$E1000:vfio-pci" usb/1-1:1.0:usb-storage \
+		pci/0000:00:03.0:none usb/1-1:none
+	[ "$status" -eq 0 ]
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: would move e1000 -> vfio-pci
+	drvbind: usb/1-1:1.0: would stay on usb-storage
+	drvbind: pci/0000:00:03.0: would stay unbound
+	drvbind: usb/1-1: would stay unbound
+	EOF
+	assert_log </dev/null
+	assert_driver pci "$E1000" e1000
+	assert_driver usb 1-1:1.0 usb-storage
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
+}
+
+@test "-l lists every device with its driver and a set driver_override" {
+	pci_setup
+	fake_device pci 0000:00:03.0 override
+	echo vfio-pci >"$FAKE/back/devices/pci0000:00/0000:00:03.0/driver_override"
+	fake_driver usb usb-storage match=*
+	usb_setup
+	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
+	fake_bus platform
+	: >"$FAKE/log"
+	run drvbind -l
+	[ "$status" -eq 0 ]
+	output=$(printf '%s\n' "$output" | LC_ALL=C sort)
+	assert_output_is <<-EOF
+	pci/$E1000 e1000
+	pci/0000:00:03.0 none override=vfio-pci
+	usb/1-1 none
+	usb/1-1:1.0 usb-storage
+	EOF
+	assert_log </dev/null
+}
+
+@test "-l BUS lists that bus only" {
+	pci_setup
+	fake_device pci 0000:00:03.0 override
+	fake_driver usb usb-storage match=*
+	usb_setup
+	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
+	run drvbind -l usb
+	[ "$status" -eq 0 ]
+	output=$(printf '%s\n' "$output" | LC_ALL=C sort)
+	assert_output_is <<-EOF
+	usb/1-1 none
+	usb/1-1:1.0 usb-storage
+	EOF
+}
+
+@test "-l of a bus that does not exist fails" {
+	pci_setup
+	run drvbind -l nosuchbus
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: nosuchbus: no such bus: No such file or directory"
+}
+
+@test "one failing rule among several leaves the others applied and the exit status 1" {
+	pci_setup match=* probe=EINVAL
+	fake_device pci 0000:00:03.0 vendor=0x8086 device=0x100e override driver=e1000
+	echo 0000:00:03.0 >>"$FAKE/back/bus/pci/drivers/e1000/.fake_match"
+	fake_driver usb usb-storage match=*
+	fake_driver usb uas match=*
+	usb_setup
+	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
+	: >"$FAKE/log"
+	run drvbind usb/1-1:1.0:uas "pci/$E1000:vfio-pci" pci/0000:00:03.0:none
+	[ "$status" -eq 1 ]
+	assert_output_is <<-EOF
+	drvbind: usb/1-1:1.0: usb-storage -> uas
+	drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; back on e1000
+	drvbind: pci/0000:00:03.0: e1000 -> none
+	EOF
+	assert_log <<-EOF
+	bus/usb/drivers/usb-storage/unbind 1-1:1.0 -> ok
+	bus/usb/drivers/uas/bind 1-1:1.0 -> ok
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> EINVAL
+	$DEV/driver_override \\n -> ok
+	bus/pci/drivers/e1000/bind $E1000 -> ok
+	devices/pci0000:00/0000:00:03.0/driver_override none -> ok
+	bus/pci/drivers/e1000/unbind 0000:00:03.0 -> ok
+	EOF
+	assert_driver usb 1-1:1.0 uas
+	assert_driver pci "$E1000" e1000
+	assert_driver pci 0000:00:03.0 none
+}
