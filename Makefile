@@ -26,7 +26,8 @@ HDR  = applet/parse.h
 TEST_BIN = build/test/fakesys build/test/uevent
 
 # The packages the tests use (Debian names); the product needs musl alone.
-DEPS = musl-tools gcc make bats fuse3 libfuse3-dev pkg-config binutils
+DEPS = musl-tools gcc make bats fuse3 libfuse3-dev pkg-config binutils \
+       qemu-system-x86 busybox-static cpio kmod
 
 all: build/drvbind
 

@@ -694,7 +694,7 @@ static const char *dev_move(struct rule *r, const char *to, int fwd, char *cur)
  */
 static const char *rollback(struct rule *r, int ovr)
 {
-	char cur[NAME_SZ], v[NAME_SZ + 4] = "del ";
+	char cur[NAME_SZ], p[PATH_SZ], v[NAME_SZ + 4] = "del ";
 	const char *step = NULL;
 
 	if (r->busid) {
@@ -707,6 +707,9 @@ static const char *rollback(struct rule *r, int ovr)
 		return "driver_override";
 	if (r->orig[0] && (step = dev_move(r, r->orig, 0, cur)) && errno == MISPLACED)
 		errno = cur[0] ? EBUSY : ENODEV;
+	/* A device held while its driver loaded had no driver only because of the hold. */
+	if (!r->orig[0] && r->held && node_path(p, r->bus, "/drivers_probe", "", NULL) == 0)
+		(void)attr_write(p, r->s.dev);
 	return step;
 }
 
@@ -716,13 +719,19 @@ static void rule_fail(struct rule *r, const char *step, const char *cur, int ovr
 	int err = errno;
 	const char *rb = rollback(r, ovr);
 	int rerr = errno;
+	char now[NAME_SZ];
+
+	/* Where it had no driver, the rollback's drivers_probe may have found one. */
+	if (r->orig[0] || dev_driver(r->bus, r->s.dev, now) < 0)
+		copy(now, r->orig);
 
 	/* One line for both: /dev/kmsg keeps about ten lines in five seconds. */
-	say(LOG_ERR, "%r: %s -> %s failed at %s: %s%s%e%s%s%s%s%s%e", r, drv_or_none(r->orig),
+	say(LOG_ERR, "%r: %s -> %s failed at %s: %s%s%e%s%s%s%s%s%s%s%s%e", r, drv_or_none(r->orig),
 	    r->none ? "none" : r->s.drv, step,
 	    err != MISPLACED ? "" : *cur ? "bound to " : "not bound", err != MISPLACED ? "" : cur, err,
-	    rb ? "; rollback to " : r->orig[0] ? "; back on " : "; left unbound",
-	    r->orig, rb ? " failed at " : "", rb ? rb : "", rb ? ": " : "", rb ? rerr : -1);
+	    r->id[0] ? " after new_id \"" : "", r->id, r->id[0] ? "\"" : "",
+	    rb ? "; rollback to " : r->orig[0] ? "; back on " : now[0] ? "; now on " : "; left unbound",
+	    now, rb ? " failed at " : "", rb ? rb : "", rb ? ": " : "", rb ? rerr : -1);
 	r->state = FAILED;
 }
 
@@ -791,10 +800,15 @@ static void rule_step(struct rule *r, long long now)
 			say_stays(r, "");
 		return;
 	}
-	if (!r->none && strcmp(cur, r->s.drv) && !drv_has(r, r->s.drv, NULL)) {
+	/*
+	 * The kernel makes a driver's directory before its bind file and
+	 * sends the add uevent last: only the bind file says it is there.
+	 */
+	if (!r->none && strcmp(cur, r->s.drv) && !drv_has(r, r->s.drv, "bind")) {
 		drv_request(r);
 		/* Keep the native driver from taking the device while its driver loads. */
-		if (!cur[0] && ovr && !r->held && !g.dry && dev_write(r, "driver_override", r->s.drv) == 0) {
+		if (!cur[0] && ovr && !r->held && !g.dry && g.timeout &&
+		    dev_write(r, "driver_override", r->s.drv) == 0) {
 			r->held = 1;
 			say(LOG_DEBUG, "%r: held for %s by driver_override", r, r->s.drv);
 		}
@@ -953,7 +967,8 @@ static void rule_add(const char *text, const char *where)
 
 	if (!err) {
 		/* A later rule for the same device replaces the earlier one. */
-		while (i < g.nrules && strcmp(rules[i].s.dev, sp.dev))
+		while (i < g.nrules && (strcmp(rules[i].s.dev, sp.dev) ||
+		    (rules[i].s.bus[0] && sp.bus[0] && strcmp(rules[i].s.bus, sp.bus))))
 			i++;
 		if (i == RULES_MAX)
 			err = "more than 64 rules";

@@ -217,7 +217,6 @@ fake_device() {
 	up=$(_fake_up "$dev")
 	: >"$d/uevent"
 	ln -sfn "${up}bus/$bus" "$d/subsystem"
-	ln -sfn "../../../$dev" "$FAKE/back/bus/$bus/devices/$id"
 	for a; do
 		case $a in
 		override) echo '(null)' >"$d/driver_override" ;;
@@ -232,6 +231,8 @@ fake_device() {
 			;;
 		esac
 	done
+	# As device_add(): the attributes first, then the bus link, then a probe.
+	ln -sfn "../../../$dev" "$FAKE/back/bus/$bus/devices/$id"
 	if [[ -n $drv ]]; then
 		[[ -d $FAKE/back/bus/$bus/drivers/$drv ]] || fake_driver "$bus" "$drv"
 		ln -sfn "${up}bus/$bus/drivers/$drv" "$d/driver"

@@ -1,0 +1,91 @@
+# Helpers for the scenarios; results are "NAME.KEY VALUE" lines on fd 3.
+
+say() {
+	printf '%s\n' "$*" >&3
+}
+
+# Load modules (and what they depend on) from the lists built on the host.
+load() {
+	local m ko n
+	for m; do
+		while read -r ko; do
+			n=${ko##*/}
+			n=${n%.ko}
+			n=$(echo "$n" | tr - _)
+			[ -d "/sys/module/$n" ] && continue
+			insmod "$ko" || say "error insmod $ko"
+		done <"/mod/$m.list"
+	done
+}
+
+# Milliseconds since boot (/proc/uptime has hundredths).
+now_ms() {
+	local up rest
+	read -r up rest </proc/uptime
+	echo $((${up%.*} * 1000 + ${up#*.} * 10))
+}
+
+# start NAME ARG...: drvbind in the background; finish NAME waits for it.
+# The kernel log is cleared first, so what follows is this run's.
+start() {
+	run_name=$1
+	shift
+	dmesg -c >/dev/null
+	run_t0=$(now_ms)
+	drvbind "$@" 2>"/tmp/$run_name.err" &
+	run_pid=$!
+}
+
+finish() {
+	local st t1 l
+	wait "$run_pid"
+	st=$?
+	t1=$(now_ms)
+	say "$run_name.status $st"
+	say "$run_name.ms $((t1 - run_t0))"
+	while IFS= read -r l; do
+		say "$run_name.stderr $l"
+	done <"/tmp/$run_name.err"
+	# keep the priority (<facility*8+level>), drop the timestamp
+	dmesg -r | sed 's/^\(<[0-9]*>\)\[[^]]*\] */\1/' | while IFS= read -r l; do
+		say "$run_name.dmesg $l"
+	done
+	if [ -f /run/modprobe.log ]; then
+		while IFS= read -r l; do
+			say "$run_name.modprobe $l"
+		done </run/modprobe.log
+		rm -f /run/modprobe.log
+	fi
+}
+
+# run NAME ARG...: drvbind in the foreground, reported.
+run() {
+	start "$@"
+	finish
+}
+
+# link NAME BUS DEV: which driver holds the device now (none, absent),
+# and its driver_override where it has one.
+link() {
+	local d=/sys/bus/$2/devices/$3 v
+	if [ ! -e "$d" ]; then
+		v=absent
+	elif [ -L "$d/driver" ]; then
+		v=$(readlink "$d/driver")
+		v=${v##*/}
+	else
+		v=none
+	fi
+	say "$1.link $2/$3 $v"
+	[ -f "$d/driver_override" ] && say "$1.override $2/$3 $(cat "$d/driver_override")"
+}
+
+# settle BUS DEV: wait (5 s at most) until the device has a driver, so a
+# case starts from the machine the kernel left, not one still probing.
+settle() {
+	local i=0
+	while [ ! -L "/sys/bus/$1/devices/$2/driver" ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}

@@ -1,0 +1,61 @@
+#!/bin/sh
+# Build the test initramfs without root: a staging tree packed with
+# `cpio --owner=0:0`, so no file needs to belong to root on disk.
+#
+#   test/qemu/initramfs.sh KDIR KVER DRVBIND OUT
+#
+# The image holds busybox (static) and its applets, DRVBIND at
+# /sbin/drvbind, every module the scenarios load (with dependencies, in
+# load order, one list per module), and test/qemu/guest/ as /init plus
+# the scenario scripts under /test. The kernel command line's
+# scenario=NAME picks the scenario.
+set -eu
+
+kdir=$1 kver=$2 drvbind=$3 out=$4
+here=$(cd "$(dirname "$0")" && pwd)
+
+# Every module a scenario may load, by module name as modprobe knows it.
+mods="e1000 pci-stub vfio-pci xhci-pci usb-storage uas"
+
+# busybox-static's: the image has no libc for a dynamic one.
+busybox=$(command -v busybox) || { echo "initramfs.sh: busybox-static missing" >&2; exit 1; }
+
+stage=$out.d
+rm -rf "$stage"
+mkdir -p "$stage/bin" "$stage/sbin" "$stage/usr/bin" "$stage/usr/sbin" \
+	"$stage/proc" "$stage/sys" "$stage/dev" "$stage/run" "$stage/tmp" \
+	"$stage/mod" "$stage/test"
+cp "$busybox" "$stage/bin/busybox"
+# Applet links by hand: --install would have to run inside the guest.
+# No modprobe: the scenarios put their own at /sbin/modprobe, which only
+# records that drvbind asked, so the scenario decides when a module loads.
+for a in $("$busybox" --list-full); do
+	case $a in
+	bin/busybox|sbin/modprobe|linuxrc|sbin/init) continue ;;
+	esac
+	ln -s /bin/busybox "$stage/$a"
+done
+cp "$drvbind" "$stage/sbin/drvbind"
+
+# /mod/NAME.list: the .ko files NAME needs, in load order (modprobe may
+# name one twice, e.g. vfio via a softdep; the guest skips loaded ones).
+for m in $mods; do
+	modprobe -d "$kdir" -S "$kver" --show-depends "$m" |
+		awk '$1 == "insmod" { print $2 }' >"$stage/mod/$m.list.host"
+	[ -s "$stage/mod/$m.list.host" ] || { echo "initramfs.sh: no module $m" >&2; exit 1; }
+	while read -r ko; do
+		b=${ko##*/}
+		cp "$ko" "$stage/mod/$b"
+		echo "/mod/$b"
+	done <"$stage/mod/$m.list.host" | awk '!seen[$0]++' >"$stage/mod/$m.list"
+	rm "$stage/mod/$m.list.host"
+done
+
+cp "$here/guest/init" "$stage/init"
+cp "$here/guest/modprobe" "$stage/sbin/modprobe"
+cp "$here/guest/"*.sh "$stage/test/"
+chmod 755 "$stage/init" "$stage/sbin/modprobe"
+
+(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --owner=0:0 --quiet) >"$out.tmp"
+mv "$out.tmp" "$out"
+rm -rf "$stage"

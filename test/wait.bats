@@ -1,0 +1,426 @@
+#!/usr/bin/env bats
+# Waiting: devices and drivers that are not there yet, the uevents that
+# announce them, the one deadline for the whole run, and the background
+# child that keeps waiting while boot goes on.
+
+load helper
+
+E1000=0000:00:02.0
+E1000_DEV=devices/pci0000:00/$E1000
+
+# wait_for FILE PATTERN: a line matching PATTERN shows up within 5 s
+wait_for() {
+	local i
+	for ((i = 0; i < 500; i++)); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.01
+	done
+	echo "no line matching '$2' in $1:"
+	cat "$1" 2>/dev/null
+	return 1
+}
+
+# The Intel NIC that e1000 takes natively and that people move to
+# pci-stub (or vfio-pci) to keep it away from the host.
+pci_e1000() {
+	fake_driver pci e1000 "match=$E1000"
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override "$@"
+}
+
+# device_add() in the kernel's order: the device's attributes, its
+# driver_override among them, exist before its link in bus/B/devices, and
+# the add uevent follows at once. Built aside, then renamed into place.
+device_appears() {
+	local real=$FAKE dev
+	FAKE=$real/stage fake_device "$@" || return 1
+	dev=${FAKE_DEVPATH#/}
+	mkdir -p "$real/back/${dev%/*}"
+	mv -T "$real/stage/back/$dev" "$real/back/$dev"
+	fake_bus "$1"
+	fake_ns sh -c 'mv -T "$1" "$2" && exec "$3" add "$4" "SUBSYSTEM=$5"' - \
+		"$real/stage/back/bus/$1/devices/$2" "$real/back/bus/$1/devices/$2" \
+		"$UEVENT" "$FAKE_DEVPATH" "$1"
+}
+
+# A driver registers with its bind file in place. (The kernel shows the
+# directory a moment before bind; that window has a test of its own.)
+driver_registers() {
+	local real=$FAKE
+	FAKE=$real/stage fake_driver "$@" || return 1
+	fake_bus "$1"
+	fake_ns sh -c 'mv -T "$1" "$2" && exec "$3" add "$4" SUBSYSTEM=drivers' - \
+		"$real/stage/back/bus/$1/drivers/$2" "$real/back/bus/$1/drivers/$2" \
+		"$UEVENT" "/bus/$1/drivers/$2"
+}
+
+# pci-stub registers; what the device's driver_override said just before
+# is kept, so a test can tell whether the device was held for it.
+driver_arrives() {
+	cat "$SYS/bus/pci/devices/$E1000/driver_override" >"$FAKE/override.seen"
+	driver_registers pci pci-stub
+}
+
+# Unrelated devices announce themselves, as at coldplug, then ours appears.
+burst_then_device() {
+	fake_ns bash -c 'for ((i = 0; i < $2; i++)); do
+		"$1" add "/devices/virtual/misc/noise$i" SUBSYSTEM=misc || exit 1
+	done' - "$UEVENT" "$1" || return 1
+	device_appears pci "$E1000" vendor=0x8086 device=0x100e override
+}
+
+# A USB interface appears (usb_new_device() adds it, its add uevent goes
+# out) and its native driver probes it a moment later; one job, so the
+# probe never comes before the device even on a loaded machine.
+interface_appears_then_probed() {
+	fake_device usb 1-1:1.0 parent=1-1 class=08
+	fake_uevent add "$FAKE_DEVPATH" SUBSYSTEM=usb
+	sleep 0.1
+	fake_probe usb 1-1:1.0
+}
+
+# drvbind without -m: the command line alone says which modprobe runs.
+drvbind_no_m() {
+	fake_ns "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" "$@"
+}
+
+@test "a device that appears later is moved once it appears" {
+	fake_driver pci pci-stub
+	fake_later 0.6 device_appears pci "$E1000" vendor=0x8086 device=0x100e override
+	run drvbind -t 5 "pci/$E1000:pci-stub"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
+	assert_driver pci "$E1000" pci-stub
+	assert_log <<-EOF
+	$E1000_DEV/driver_override pci-stub -> ok
+	bus/pci/drivers/pci-stub/bind $E1000 -> ok
+	EOF
+}
+
+@test "with -v the add uevent is shown before the move it woke" {
+	fake_driver pci pci-stub
+	# Between two of the re-scans a tree that is not sysfs gets (every
+	# 250 ms): the add uevent, sent as the device appears, wakes drvbind.
+	fake_later 0.6 device_appears pci "$E1000" vendor=0x8086 device=0x100e override
+	run drvbind -v -t 5 "pci/$E1000:pci-stub"
+	[ "$status" -eq 0 ]
+	assert_driver pci "$E1000" pci-stub
+	add=$(grep -nx "drvbind: uevent add /$E1000_DEV" <<<"$output" | cut -d: -f1)
+	write=$(grep -nx "drvbind: write bus/pci/devices/$E1000/driver_override \"pci-stub\"" <<<"$output" | cut -d: -f1)
+	moved=$(grep -nx "drvbind: pci/$E1000: none -> pci-stub" <<<"$output" | cut -d: -f1)
+	[ -n "$add" ] && [ -n "$write" ] && [ -n "$moved" ]
+	((add < write && write < moved))
+}
+
+@test "a driver that appears later is asked of modprobe once, holds the device by driver_override, then takes it" {
+	pci_e1000
+	fake_later 1.1 driver_arrives
+	run drvbind -v -t 5 "pci/$E1000:pci-stub"
+	[ "$status" -eq 0 ]
+	[[ $output == *"drvbind: asking $FAKE/modprobe for pci-stub"* ]]
+	[[ $output == *"drvbind: pci/$E1000: held for pci-stub by driver_override"* ]]
+	[[ $(tail -n 1 <<<"$output") == "drvbind: pci/$E1000: none -> pci-stub" ]]
+	# several re-scans passed while the driver was missing: still one request
+	run cat "$FAKE/modprobe.log"
+	assert_output_is 'modprobe -q -- pci-stub'
+	run cat "$FAKE/override.seen"
+	assert_output_is 'pci-stub'
+	assert_driver pci "$E1000" pci-stub
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = pci-stub ]
+	assert_log <<-EOF
+	$E1000_DEV/driver_override pci-stub -> ok
+	$E1000_DEV/driver_override pci-stub -> ok
+	bus/pci/drivers/pci-stub/bind $E1000 -> ok
+	EOF
+}
+
+@test "a device on its native driver is left there while its new driver loads, then moved" {
+	pci_e1000 driver=e1000
+	fake_later 0.6 driver_arrives
+	run drvbind -t 5 "pci/$E1000:pci-stub"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub"
+	# not held: a bound device keeps working until the driver is there
+	run cat "$FAKE/override.seen"
+	assert_output_is '(null)'
+	run cat "$FAKE/modprobe.log"
+	assert_output_is 'modprobe -q -- pci-stub'
+	assert_driver pci "$E1000" pci-stub
+	assert_log <<-EOF
+	$E1000_DEV/driver_override pci-stub -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/pci-stub/bind $E1000 -> ok
+	EOF
+}
+
+@test "a driver whose directory shows up before its bind file is waited for, not failed" {
+	pci_e1000
+	# bus_add_driver() makes the directory, attaches, then adds bind and
+	# unbind; only then comes the add uevent
+	fake_later 0.3 mkdir "$FAKE/back/bus/pci/drivers/pci-stub"
+	fake_later 1.1 driver_arrives
+	run drvbind -t 5 "pci/$E1000:pci-stub"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
+	run cat "$FAKE/override.seen"
+	assert_output_is 'pci-stub'
+	assert_driver pci "$E1000" pci-stub
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = pci-stub ]
+}
+
+@test "-m '' runs no modprobe for a missing driver" {
+	pci_e1000
+	fake_later 0.6 driver_arrives
+	run drvbind -m '' -v -t 5 "pci/$E1000:pci-stub"
+	[ "$status" -eq 0 ]
+	[[ $output != *asking* ]]
+	[[ $(tail -n 1 <<<"$output") == "drvbind: pci/$E1000: none -> pci-stub" ]]
+	[ ! -e "$FAKE/modprobe.log" ]
+	assert_driver pci "$E1000" pci-stub
+}
+
+@test "drvbind.modprobe= on the command line names the program asked for a missing driver" {
+	pci_e1000
+	fake_cmdline "quiet drvbind=pci/$E1000:pci-stub drvbind.modprobe=$FAKE/modprobe"
+	fake_later 0.6 driver_arrives
+	run drvbind_no_m -t 5
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
+	run cat "$FAKE/modprobe.log"
+	assert_output_is 'modprobe -q -- pci-stub'
+	assert_driver pci "$E1000" pci-stub
+}
+
+@test "drvbind.modprobe= empty on the command line runs no modprobe" {
+	pci_e1000
+	# the last occurrence wins: the fake one named first must not run
+	fake_cmdline "drvbind.modprobe=$FAKE/modprobe drvbind=pci/$E1000:pci-stub drvbind.modprobe="
+	fake_later 0.6 driver_arrives
+	run drvbind_no_m -v -t 5
+	[ "$status" -eq 0 ]
+	[[ $output != *asking* ]]
+	[[ $(tail -n 1 <<<"$output") == "drvbind: pci/$E1000: none -> pci-stub" ]]
+	[ ! -e "$FAKE/modprobe.log" ]
+	assert_driver pci "$E1000" pci-stub
+}
+
+@test "a device that never appears times out and the other rules are still applied" {
+	pci_e1000
+	fake_driver pci pci-stub
+	start=$SECONDS
+	run drvbind -t 1 0000:00:09.0:pci-stub "pci/$E1000:pci-stub" pci/0000:00:0a.0:pci-stub
+	[ "$status" -eq 1 ]
+	((SECONDS - start < 8))
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: none -> pci-stub
+	drvbind: 0000:00:09.0: device not found (waited 1 s)
+	drvbind: pci/0000:00:0a.0: device not found (waited 1 s)
+	EOF
+	assert_driver pci "$E1000" pci-stub
+	assert_log <<-EOF
+	$E1000_DEV/driver_override pci-stub -> ok
+	bus/pci/drivers/pci-stub/bind $E1000 -> ok
+	EOF
+}
+
+@test "a driver that never appears: the held override is cleared and drivers_probe gives the device its native driver back" {
+	pci_e1000
+	run drvbind -t 1 "pci/$E1000:pci-stub"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: driver pci-stub not found; now on e1000 (waited 1 s)"
+	assert_driver pci "$E1000" e1000
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = '(null)' ]
+	assert_log <<-EOF
+	$E1000_DEV/driver_override pci-stub -> ok
+	$E1000_DEV/driver_override \\n -> ok
+	bus/pci/drivers_probe $E1000 -> ok
+	EOF
+}
+
+@test "a driver that never appears for a device no driver wants leaves it unbound with its override cleared" {
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
+	run drvbind -t 1 "pci/$E1000:pci-stub"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: driver pci-stub not found; now unbound (waited 1 s)"
+	assert_driver pci "$E1000" none
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = '(null)' ]
+	assert_log <<-EOF
+	$E1000_DEV/driver_override pci-stub -> ok
+	$E1000_DEV/driver_override \\n -> ok
+	bus/pci/drivers_probe $E1000 -> ok
+	EOF
+}
+
+@test "a driver that never appears leaves a bound device untouched on its driver" {
+	pci_e1000 driver=e1000
+	run drvbind -t 1 "pci/$E1000:pci-stub"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: driver pci-stub not found; stays on e1000 (waited 1 s)"
+	assert_driver pci "$E1000" e1000
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = '(null)' ]
+	assert_log </dev/null
+	run cat "$FAKE/modprobe.log"
+	assert_output_is 'modprobe -q -- pci-stub'
+}
+
+@test "drvbind exits as soon as every rule is settled, long before the timeout" {
+	fake_driver pci e1000 "match=$E1000"
+	fake_later 0.3 device_appears pci "$E1000" vendor=0x8086 device=0x100e override
+	fake_later 0.8 driver_arrives
+	start=$SECONDS
+	run drvbind -t 30 "pci/$E1000:pci-stub"
+	[ "$status" -eq 0 ]
+	((SECONDS - start < 8))
+	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
+	assert_driver pci "$E1000" pci-stub
+}
+
+@test "-t 0 acts only on what is present" {
+	pci_e1000
+	fake_driver pci pci-stub
+	fake_later 0.3 fake_device pci 0000:00:09.0 vendor=0x8086 device=0x100e override
+	start=$SECONDS
+	run drvbind -t 0 "pci/$E1000:pci-stub" pci/0000:00:09.0:pci-stub
+	[ "$status" -eq 1 ]
+	((SECONDS - start < 8))
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: none -> pci-stub
+	drvbind: pci/0000:00:09.0: device not found (waited 0 s)
+	EOF
+	assert_driver pci "$E1000" pci-stub
+	assert_log <<-EOF
+	$E1000_DEV/driver_override pci-stub -> ok
+	bus/pci/drivers/pci-stub/bind $E1000 -> ok
+	EOF
+}
+
+@test "drvbind.timeout= on the command line is honoured" {
+	fake_driver pci pci-stub
+	fake_cmdline "ro drvbind.timeout=1 drvbind=pci/$E1000:pci-stub"
+	start=$SECONDS
+	run drvbind
+	[ "$status" -eq 1 ]
+	((SECONDS - start < 8))
+	assert_output_is "drvbind: pci/$E1000: device not found (waited 1 s)"
+}
+
+@test "-t overrides drvbind.timeout= from the command line and the config file" {
+	fake_driver pci pci-stub
+	fake_cmdline "drvbind.timeout=30 drvbind=pci/$E1000:pci-stub"
+	fake_conf drvbind.timeout=20
+	start=$SECONDS
+	run drvbind -t 1
+	[ "$status" -eq 1 ]
+	((SECONDS - start < 8))
+	assert_output_is "drvbind: pci/$E1000: device not found (waited 1 s)"
+}
+
+@test "none on a USB interface that its native driver probes a moment after the add event ends unbound" {
+	fake_device usb 1-1 idVendor=0781 idProduct=5567
+	fake_driver usb usb-storage match=1-1:1.0
+	fake_later 0.3 interface_appears_then_probed
+	run drvbind -t 5 usb/1-1:1.0:none
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/1-1:1.0: usb-storage -> none"
+	assert_driver usb 1-1:1.0 none
+	assert_log <<-EOF
+	bus/usb/drivers_probe 1-1:1.0 -> ok
+	bus/usb/drivers/usb-storage/unbind 1-1:1.0 -> ok
+	EOF
+}
+
+@test "none on an unbound device without driver_override waits the settle time, then says already unbound" {
+	fake_device usb 1-1 idVendor=0781 idProduct=5567
+	fake_device usb 1-1:1.0 parent=1-1 class=08
+	fake_driver usb usb-storage
+	t0=$(date +%s%N)
+	run drvbind -t 5 usb/1-1:1.0:none
+	t1=$(date +%s%N)
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/1-1:1.0: already unbound"
+	# the settle time is a lower bound and cannot flake; the upper one is generous
+	(((t1 - t0) / 1000000 >= 500))
+	(((t1 - t0) / 1000000 < 4000))
+	assert_driver usb 1-1:1.0 none
+	assert_log </dev/null
+}
+
+@test "in the background the parent returns at once and the child applies the rule when the device appears" {
+	fake_driver pci pci-stub
+	fake_later 1 device_appears pci "$E1000" vendor=0x8086 device=0x100e override
+	t0=$(date +%s%N)
+	# the child keeps stderr: a file, not bats' pipe, which would wait for it
+	st=0
+	fake_ns "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" \
+		-b -t 5 "pci/$E1000:pci-stub" </dev/null >"$FAKE/bg.out" 2>"$FAKE/bg.err" 3>&- || st=$?
+	t1=$(date +%s%N)
+	[ "$st" -eq 0 ]
+	# back well before the device appears, a second after the start
+	(((t1 - t0) / 1000000 < 900))
+	[ ! -e "$SYS/bus/pci/devices/$E1000" ]
+	run cat "$FAKE/bg.err"
+	assert_output_is 'drvbind: waiting in the background for 1 rule(s)'
+	for ((i = 0; i < 500; i++)); do
+		[ -L "$SYS/$E1000_DEV/driver" ] && break
+		sleep 0.01
+	done
+	assert_driver pci "$E1000" pci-stub
+	wait_for "$FAKE/bg.err" "none -> pci-stub"
+	run cat "$FAKE/bg.err"
+	assert_output_is <<-EOF
+	drvbind: waiting in the background for 1 rule(s)
+	drvbind: pci/$E1000: none -> pci-stub
+	EOF
+	[ ! -s "$FAKE/bg.out" ]
+	assert_log <<-EOF
+	$E1000_DEV/driver_override pci-stub -> ok
+	bus/pci/drivers/pci-stub/bind $E1000 -> ok
+	EOF
+}
+
+@test "in the background what is present is applied before the parent returns" {
+	pci_e1000 driver=e1000
+	fake_driver pci pci-stub
+	fake_later 1 device_appears pci 0000:00:09.0 vendor=0x8086 device=0x100e override
+	st=0
+	fake_ns "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" \
+		-b -t 5 "pci/$E1000:pci-stub" pci/0000:00:09.0:pci-stub \
+		</dev/null >/dev/null 2>"$FAKE/bg.err" 3>&- || st=$?
+	[ "$st" -eq 0 ]
+	assert_driver pci "$E1000" pci-stub
+	[ ! -e "$SYS/bus/pci/devices/0000:00:09.0" ]
+	run cat "$FAKE/bg.err"
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	drvbind: waiting in the background for 1 rule(s)
+	EOF
+	wait_for "$FAKE/bg.err" "0000:00:09.0: none -> pci-stub"
+	assert_driver pci 0000:00:09.0 pci-stub
+}
+
+@test "the background child still honours the deadline for a device that never appears" {
+	fake_driver pci pci-stub
+	st=0
+	fake_ns "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" \
+		-b -t 1 "pci/$E1000:pci-stub" </dev/null >/dev/null 2>"$FAKE/bg.err" 3>&- || st=$?
+	[ "$st" -eq 0 ]
+	wait_for "$FAKE/bg.err" "device not found"
+	run cat "$FAKE/bg.err"
+	assert_output_is <<-EOF
+	drvbind: waiting in the background for 1 rule(s)
+	drvbind: pci/$E1000: device not found (waited 1 s)
+	EOF
+}
+
+@test "a device that appears after a burst of unrelated uevents still gets handled" {
+	fake_driver pci pci-stub
+	fake_later 0.5 burst_then_device 300
+	run drvbind -v -t 8 "pci/$E1000:pci-stub"
+	[ "$status" -eq 0 ]
+	[[ $output == *"drvbind: uevent add /devices/virtual/misc/noise0"* ]]
+	[[ $(tail -n 1 <<<"$output") == "drvbind: pci/$E1000: none -> pci-stub" ]]
+	assert_driver pci "$E1000" pci-stub
+	assert_log <<-EOF
+	$E1000_DEV/driver_override pci-stub -> ok
+	bus/pci/drivers/pci-stub/bind $E1000 -> ok
+	EOF
+}
