@@ -17,6 +17,7 @@ SIZE_MAX  = 16384
 # linker to drop, no unwind tables, whole-program optimisation, and no
 # page padding between code and data (common-page-size).
 TINY_CFLAGS  = -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
+               -fno-expensive-optimizations -fno-if-conversion \
                -fno-pie -fno-jump-tables -flto
 TINY_LDFLAGS = -static -no-pie -s -Wl,--gc-sections -Wl,--build-id=none \
                -Wl,-z,noseparate-code -Wl,-z,norelro -Wl,-z,common-page-size=64
@@ -43,6 +44,12 @@ build/drvbind: $(SRC) $(HDR)
 	head -c $$n /dev/zero | dd of=$@.tmp bs=1 seek=$$at conv=notrunc 2>/dev/null && \
 	head -c 4 /dev/zero | dd of=$@.tmp bs=1 seek=$$sh conv=notrunc 2>/dev/null
 	@mv $@.tmp $@
+
+# The prepend-anywhere initramfs: see initramfs/prepend.sh.
+initramfs: build/drvbind.cpio
+
+build/drvbind.cpio: build/drvbind initramfs/prepend.sh
+	sh initramfs/prepend.sh build/drvbind $@
 
 # The same sources linked with symbols kept, for `size` and the no-heap test.
 build/drvbind.syms: $(SRC) $(HDR)
@@ -72,7 +79,7 @@ deps:
 	{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; }
 
 check: deps
-	$(MAKE) all build/drvbind.syms $(TEST_BIN)
+	$(MAKE) all build/drvbind.syms build/drvbind.cpio $(TEST_BIN)
 	$(BATS) test
 
 demo: deps
@@ -92,4 +99,4 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all size deps check demo install uninstall clean
+.PHONY: all initramfs size deps check demo install uninstall clean

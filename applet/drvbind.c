@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -31,9 +32,7 @@
 static const char usage[] =
 "usage: drvbind [-bnqv] [-r SYSFS] [-k CMDLINE] [-c CONF] [-t SECS] [-m MODPROBE] [RULE...]\n"
 "       drvbind -l [-r SYSFS] [BUS]\n"
-"RULE is [BUS/]DEVICE:DRIVER (DRIVER none: no driver); without RULEs,\n"
-"every drvbind= of CMDLINE (/proc/cmdline) and CONF (/etc/drvbind.conf).\n"
-"-b background  -l list  -n dry run  -q quiet  -v verbose  -V version\n";
+"RULE is [BUS/]DEVICE:DRIVER; see drvbind(8).\n";
 
 enum {
 	RULES_MAX = 64,
@@ -67,15 +66,16 @@ struct sockaddr_nl {
 	unsigned int nl_groups;
 };
 
+/* The small fields first: x86-64 reaches the first 128 bytes with one-byte offsets. */
 struct rule {
+	enum state state;
+	int none, held, asked, busid;
+	long long settle_at;
+	char id[32];		/* the id taught through new_id, for the message */
 	struct spec s;
 	char bus[NAME_SZ];	/* s.bus, or the bus the device was found on */
 	char orig[NAME_SZ];	/* driver before the first change, "" for none */
 	char ovr[NAME_SZ];	/* driver_override before the first change */
-	char id[32];		/* the id taught through new_id, for the message */
-	enum state state;
-	int none, held, asked, busid;
-	long long settle_at;
 };
 
 static struct {
@@ -143,7 +143,7 @@ static const char errtab[] =
 	E(ENXIO, "No such device or address") E(EAGAIN, "Resource temporarily unavailable")
 	E(ENOMEM, "Out of memory") E(EACCES, "Permission denied")
 	E(EBUSY, "Resource busy") E(EEXIST, "File exists") E(ENODEV, "No such device")
-	E(ENOTDIR, "Not a directory") E(EINVAL, "Invalid argument")
+	E(EINVAL, "Invalid argument")
 	E(ENAMETOOLONG, "Filename too long") E(EOVERFLOW, "Value too large for data type");
 #undef E
 
@@ -512,16 +512,13 @@ static int dev_find(struct rule *r)
 	struct find_ctx c = { .dev = r->s.dev };
 	char p[PATH_SZ];
 
-	if (r->s.bus[0]) {
-		copy(r->bus, r->s.bus);
+	if (r->s.bus[0])
 		return dev_path(p, r, NULL) == 0 && sys_exists(p);
-	}
 	if (dir_scan("bus", find_fn, &c) < 0 || !c.hits)
 		return 0;
 	if (c.hits > 1) {
 		int lo = strcmp(c.hit[0], c.hit[1]) > 0;
-		say(LOG_ERR, "%s: device on both %s and %s; name the bus as BUS/%s",
-		    r->s.dev, c.hit[lo], c.hit[!lo], r->s.dev);
+		say(LOG_ERR, "%s: device on both %s and %s", r->s.dev, c.hit[lo], c.hit[!lo]);
 		r->state = FAILED;
 		return -1;
 	}
@@ -636,6 +633,16 @@ static const char *teach(struct rule *r)
 	return step;
 }
 
+/* "add ID" or "del ID" for usbip-host's list of the devices it may take. */
+static int busid_write(struct rule *r, const char *verb)
+{
+	char v[NAME_SZ + 4];
+
+	copy(v, verb);
+	copy(v + 4, r->s.dev);
+	return drv_write(r, r->s.drv, "match_busid", v);
+}
+
 /*
  * Moves the device to `to' ("" for no driver): unbind, bind, then check
  * the driver link, since the success of a write is no proof (a probe
@@ -647,7 +654,6 @@ static const char *teach(struct rule *r)
  */
 static const char *dev_move(struct rule *r, const char *to, int fwd, char *cur)
 {
-	char v[NAME_SZ + 4] = "add ";
 	int tries, e;
 
 	for (tries = 0; tries < BUSY_RETRIES; tries++) {
@@ -664,8 +670,7 @@ static const char *dev_move(struct rule *r, const char *to, int fwd, char *cur)
 			continue;
 		/* usbip-host takes only the devices listed in its match_busid. */
 		if (fwd && !r->busid && drv_has(r, to, "match_busid")) {
-			copy(v + 4, r->s.dev);
-			if (drv_write(r, to, "match_busid", v) < 0)
+			if (busid_write(r, "add ") < 0)
 				return "match_busid";
 			r->busid = 1;
 		}
@@ -694,13 +699,12 @@ static const char *dev_move(struct rule *r, const char *to, int fwd, char *cur)
  */
 static const char *rollback(struct rule *r, int ovr)
 {
-	char cur[NAME_SZ], p[PATH_SZ], v[NAME_SZ + 4] = "del ";
+	char cur[NAME_SZ], p[PATH_SZ];
 	const char *step = NULL;
 
 	if (r->busid) {
 		r->busid = 0;
-		copy(v + 4, r->s.dev);
-		(void)drv_write(r, r->s.drv, "match_busid", v);
+		(void)busid_write(r, "del ");
 	}
 	/* A zero-byte write never reaches sysfs; "\n" clears the override. */
 	if (ovr && dev_write(r, "driver_override", r->ovr[0] ? r->ovr : "\n") < 0)
@@ -830,13 +834,9 @@ static void rule_expire(struct rule *r)
 		if (r->state != FAILED)
 			say(LOG_ERR, "%r: device not found (waited %u s)", r, g.timeout);
 	} else {
-		if (r->held) {
-			char p[PATH_SZ];
-			/* The native driver may have it back: nothing is lost. */
-			(void)dev_write(r, "driver_override", r->ovr[0] ? r->ovr : "\n");
-			if (PATH(p, "bus/", r->bus, "/drivers_probe") == 0)
-				(void)attr_write(p, r->s.dev);
-		}
+		/* The native driver may have a held device back: nothing is lost. */
+		if (r->held)
+			(void)rollback(r, 1);
 		(void)dev_driver(r->bus, r->s.dev, cur);
 		say(LOG_ERR, "%r: driver %s not found; %s%s%s (waited %u s)", r, r->s.drv,
 		    r->held ? "now " : "stays ", cur[0] ? "on " : "unbound", cur, g.timeout);
@@ -860,8 +860,7 @@ static int uevent_open(void)
 	if (fd < 0)
 		return -1;
 	/* Coldplug sends thousands of events; overflow (ENOBUFS) only costs a re-scan. */
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0)
-		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		fd_close(fd);
 		return -1;
@@ -886,10 +885,9 @@ static void uevent_wait(long long until)
 		return;
 	for (;;) {
 		n = syscall(SYS_recvfrom, g.sock, buf, sizeof buf, MSG_DONTWAIT, 0, 0);
-		if (n < 0 && errno == ENOBUFS) {
-			say(LOG_DEBUG, "uevents overflowed; re-scanning");
+		/* ENOBUFS: events were lost; the look at every pending rule that follows makes up for them. */
+		if (n < 0 && errno == ENOBUFS)
 			continue;
-		}
 		if (n < 0)
 			break;
 		if (g.verbose && uevent_parse(buf, (size_t)n, &action, &devpath) == 0)
@@ -983,6 +981,7 @@ static void rule_add(const char *text, const char *where)
 	r = &rules[i];
 	memset(r, 0, sizeof *r);
 	r->s = sp;
+	copy(r->bus, sp.bus);
 	r->none = !strcmp(sp.drv, "none");
 }
 
@@ -1140,6 +1139,70 @@ static int list_bus(const char *bus, void *unused)
 
 /* ---- main ---- */
 
+/* Waits and applies the rules loaded; the exit status. */
+static int rules_apply(void)
+{
+	struct statfs sfs;
+
+	if (!g.nrules)
+		return g.bad != 0;
+	g.sock = uevent_open();
+	/* Only the kernel's sysfs sends uevents; any other tree is re-scanned. */
+	if (g.sock < 0 || fstatfs(g.sysfd, &sfs) < 0 || sfs.f_type != SYSFS_MAGIC)
+		g.poll_ms = RESCAN_MS;
+	return rules_run();
+}
+
+/*
+ * PID 1 (rdinit= or init=): the kernel's arguments belong to the next
+ * init, and an exit would panic the kernel, so whatever fails this ends
+ * in an exec or waits forever. Mounts only what is missing and detaches
+ * it again before the exec (the sysfs fd keeps working), so the next
+ * init finds the machine as the kernel left it. Pending rules go to a
+ * background child, as with -b, so the next init starts at once.
+ */
+static void pid1(char **argv, char **envp)
+{
+	static const char *const mnt[][3] = {
+		{ "proc", "/proc", "/proc/self" },
+		{ "sysfs", "/sys", "/sys/kernel" },
+		{ "devtmpfs", "/dev", "/dev/null" },
+	};
+	static const char *const init[] = { init_path, "/init", "/sbin/init", "/etc/init", "/bin/init", "/bin/sh" };
+	int made[3], i;
+
+	for (i = 0; i < 3; i++) {
+		made[i] = 0;
+		if (syscall(SYS_faccessat, AT_FDCWD, mnt[i][2], F_OK) == 0)
+			continue;
+		/* /dev keeps its device nodes: /dev/kmsg is one. */
+		made[i] = syscall(SYS_mount, mnt[i][0], mnt[i][1], mnt[i][0],
+		    MS_NOSUID | (i < 2 ? MS_NODEV | MS_NOEXEC : 0), NULL) == 0;
+	}
+	g.kmsg = open_at(AT_FDCWD, "/dev/kmsg", O_WRONLY);
+	g.sysfd = open_at(AT_FDCWD, "/sys", O_RDONLY | O_DIRECTORY);
+	g.background = 1;
+	conf_load("/etc/drvbind.conf", 0);
+	cmdline_load("/proc/cmdline");
+	i = g.sysfd >= 0 ? rules_apply() : 1;
+	if (syscall(SYS_getpid) != 1)
+		_exit(i);
+	for (i = 0; i < 3; i++)
+		if (made[i])
+			(void)syscall(SYS_umount2, mnt[i][1], MNT_DETACH);
+	sig_set(SIGPIPE, SIG_DFL);
+	for (i = 0; i < 6; i++) {
+		/* Never this program again: with rdinit=/init it would be /init. */
+		if (!*init[i] || !strcmp(init[i], argv[0]))
+			continue;
+		argv[0] = (char *)init[i];
+		execve(init[i], argv, envp);
+	}
+	say(LOG_ERR, "no init to run: %e", errno);
+	for (;;)
+		pause();
+}
+
 static int usage_error(const char *what, char opt)
 {
 	say(LOG_ERR, "-%s: %s", (char[]){ opt, '\0' }, what);
@@ -1147,17 +1210,19 @@ static int usage_error(const char *what, char opt)
 	return 2;
 }
 
-int main(int argc, char **argv)
+int main(int argc, char **argv, char **envp)
 {
 	const char *root = "/sys", *cmdfile = NULL, *conffile = NULL, *tval = NULL, *mval = NULL, *err;
 	static const char flag_opts[] = "blnqv", value_opts[] = "ckmrt";
 	int listing = 0, *flag[] = { &g.background, &listing, &g.dry, &g.quiet, &g.verbose };
 	const char **value[] = { &conffile, &cmdfile, &mval, &root, &tval };
-	struct statfs sfs;
+	unsigned t = 0;
 	int i;
 
 	/* A background child whose stderr went away must not die of it. */
 	sig_set(SIGPIPE, SIG_IGN);
+	if (syscall(SYS_getpid) == 1)
+		pid1(argv, envp);
 	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		const char *a = argv[i] + 1;
 		int k;
@@ -1187,7 +1252,7 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	if (tval && (err = secs_parse(tval, &g.timeout)))
+	if (tval && (err = secs_parse(tval, &t)))
 		return usage_error(err, 't');
 	if (listing && argc - i > 1)
 		return usage_error("one bus at most", 'l');
@@ -1211,16 +1276,10 @@ int main(int argc, char **argv)
 	}
 	/* -t and -m win over what the command line and the config file say. */
 	if (tval)
-		(void)secs_parse(tval, &g.timeout);
+		g.timeout = t;
 	if (mval)
 		g.modprobe = mval;
 	if (g.dry)
 		g.timeout = 0;
-	if (!g.nrules)
-		return g.bad != 0;
-	g.sock = uevent_open();
-	/* Only the kernel's sysfs sends uevents; any other tree is re-scanned. */
-	if (g.sock < 0 || fstatfs(g.sysfd, &sfs) < 0 || sfs.f_type != SYSFS_MAGIC)
-		g.poll_ms = RESCAN_MS;
-	return rules_run();
+	return rules_apply();
 }

@@ -22,8 +22,8 @@ static inline size_t str_len(const char *s)
 
 /* One parsed rule: "[BUS/]DEVICE:DRIVER". An empty bus means "any bus". */
 struct spec {
-	char bus[NAME_SZ];
 	char dev[NAME_SZ];
+	char bus[NAME_SZ];
 	char drv[NAME_SZ];
 };
 
