@@ -83,6 +83,9 @@ check: deps
 	$(BATS) test
 
 demo: deps
+	sh test/qemu/demo.sh
+
+demo-fake: deps
 	$(MAKE) all $(TEST_BIN)
 	bash test/demo.sh
 
@@ -99,4 +102,4 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all initramfs size deps check demo install uninstall clean
+.PHONY: all initramfs size deps check demo demo-fake install uninstall clean

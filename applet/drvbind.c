@@ -1166,7 +1166,7 @@ static void pid1(char **argv, char **envp)
 	static const char *const mnt[][3] = {
 		{ "proc", "/proc", "/proc/self" },
 		{ "sysfs", "/sys", "/sys/kernel" },
-		{ "devtmpfs", "/dev", "/dev/null" },
+		{ "devtmpfs", "/dev", "/dev/kmsg" },
 	};
 	static const char *const init[] = { init_path, "/init", "/sbin/init", "/etc/init", "/bin/init", "/bin/sh" };
 	int made[3], i;

@@ -2,16 +2,18 @@
 # Build the test initramfs without root: a staging tree packed with
 # `cpio --owner=0:0`, so no file needs to belong to root on disk.
 #
-#   test/qemu/initramfs.sh KDIR KVER DRVBIND OUT
+#   test/qemu/initramfs.sh KDIR KVER OUT
 #
-# The image holds busybox (static) and its applets, DRVBIND at
-# /sbin/drvbind, every module the scenarios load (with dependencies, in
-# load order, one list per module), and test/qemu/guest/ as /init plus
-# the scenario scripts under /test. The kernel command line's
-# scenario=NAME picks the scenario.
+# The image holds busybox (static) and its applets, every module the
+# scenarios load (with dependencies, in load order, one list per
+# module), and test/qemu/guest/ as /init (and /sbin/myinit) plus the
+# scenario scripts under /test. The kernel command line's scenario=NAME
+# picks the scenario. drvbind itself is not in it: the guest boots this
+# image behind the prepend image (make initramfs), so every boot also
+# proves that concatenation.
 set -eu
 
-kdir=$1 kver=$2 drvbind=$3 out=$4
+kdir=$1 kver=$2 out=$3
 here=$(cd "$(dirname "$0")" && pwd)
 
 # Every module a scenario may load, by module name as modprobe knows it.
@@ -35,7 +37,6 @@ for a in $("$busybox" --list-full); do
 	esac
 	ln -s /bin/busybox "$stage/$a"
 done
-cp "$drvbind" "$stage/sbin/drvbind"
 
 # /mod/NAME.list: the .ko files NAME needs, in load order (modprobe may
 # name one twice, e.g. vfio via a softdep; the guest skips loaded ones).
@@ -52,9 +53,10 @@ for m in $mods; do
 done
 
 cp "$here/guest/init" "$stage/init"
+cp "$here/guest/init" "$stage/sbin/myinit"
 cp "$here/guest/modprobe" "$stage/sbin/modprobe"
 cp "$here/guest/"*.sh "$stage/test/"
-chmod 755 "$stage/init" "$stage/sbin/modprobe"
+chmod 755 "$stage/init" "$stage/sbin/myinit" "$stage/sbin/modprobe"
 
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --owner=0:0 --quiet) >"$out.tmp"
 mv "$out.tmp" "$out"

@@ -3,10 +3,14 @@
 # guest's report in build/qemu/out/NAME/results ("RUN.KEY VALUE" lines,
 # see test/qemu.bats), beside its console.log.
 #
-#   test/qemu/run.sh [SCENARIO...]      late pci missing malformed
+#   test/qemu/run.sh [SCENARIO...]   late pid1 pci missing malformed myinit
 #
 # The kernel is fetched once and cached (kernel.sh); the initramfs is
 # rebuilt every run, so it always carries the current build/drvbind.
+# Every boot's initramfs is the prepend image (make initramfs:
+# build/drvbind.cpio, /sbin/drvbind alone) with the busybox test image
+# concatenated behind it, as a user would put it in front of a
+# distribution's: drvbind reaches the guest only that way.
 # QEMU_JOBS boots run at once (default: the number of CPUs; each TCG
 # guest keeps one busy), each under a hard QEMU_TIMEOUT (default 120 s).
 set -eu
@@ -15,17 +19,24 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 q=test/qemu
 out=build/qemu/out
-drvbind=${DRVBIND:-build/drvbind}
-[ -x "$drvbind" ] || make -s build/drvbind
+# DRVBIND=FILE tests another binary: its own prepend image is made.
+if [ -n "${DRVBIND:-}" ]; then
+	prepend=build/qemu/drvbind.cpio
+	sh initramfs/prepend.sh "$DRVBIND" "$prepend"
+else
+	prepend=build/drvbind.cpio
+	make -s "$prepend"
+fi
 
 # longest first, so the boots running side by side end close together
-set -- ${*:-late pci missing malformed}
+set -- ${*:-late pid1 pci missing malformed myinit}
 
 k=$(sh $q/kernel.sh build/qemu)
 kdir=${k% *} kver=${k##* }
 kernel=$kdir/boot/vmlinuz-$kver
-initrd=build/qemu/test.cpio
-sh $q/initramfs.sh "$kdir" "$kver" "$drvbind" "$initrd"
+sh $q/initramfs.sh "$kdir" "$kver" build/qemu/test.cpio
+initrd=build/qemu/boot.cpio
+cat "$prepend" build/qemu/test.cpio >"$initrd"
 
 # QEMU devices. Fixed PCI addresses make fixed bus ids: addr=5 is
 # 0000:00:05.0; romfile= skips a network boot ROM nothing boots from.
@@ -40,12 +51,22 @@ stick='-device qemu-xhci,id=xhci,addr=9
 	-blockdev driver=null-co,node-name=stick,size=1048576
 	-device usb-storage,bus=xhci.0,drive=stick'
 
-# boot NAME APPEND QEMU-ARG...
+# boot NAME APPEND QEMU-ARG...: with the image $img, or else $initrd.
 boot() {
 	name=$1 append=$2
 	shift 2
 	rm -rf "${out:?}/$name"
-	sh $q/boot.sh "$kernel" "$initrd" "$out/$name" "scenario=$name $append" "$@"
+	sh $q/boot.sh "$kernel" "${img:-$initrd}" "$out/$name" "scenario=$name $append" "$@"
+}
+
+# newc NAME MODE RDEV-MAJOR RDEV-MINOR: one entry of a newc archive with
+# no data, e.g. a device node: cpio only archives nodes that exist, and
+# making one takes root. The header is "070701" and 13 fields of 8 hex
+# digits; header and name (with its NUL) are padded to 4 bytes.
+newc() {
+	printf '070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%s\000' \
+		1 "$2" 0 0 1 0 0 0 0 "$3" "$4" $((${#1} + 1)) 0 "$1"
+	head -c $(((4 - (110 + ${#1} + 1) % 4) % 4)) /dev/zero
 }
 
 # Refused rules, each for the device 00:05.0 that must stay untouched:
@@ -74,6 +95,26 @@ scenario() {
 	late)
 		boot late "drvbind.timeout=30 drvbind=0000:00:05.0:pci-stub drvbind=2-1:1.0:none" \
 			$(e1000 5 6 7 0a 0b) $stick ;;
+	pid1)
+		# drvbind as PID 1, then the fallback chain's /init (the named
+		# init is missing) with the arguments after "--" and foo=bar in
+		# its environment. pnp 00:05 (rtc_cmos) and serio0 (atkbd) have
+		# built-in drivers; the e1000 at 00:05.0 waits for modules that
+		# this /init loads later.
+		boot pid1 "rdinit=/sbin/drvbind drvbind.init=/nonexistent drvbind.timeout=30 foo=bar drvbind=pnp/00:05:none drvbind=serio0:none drvbind=0000:00:05.0:pci-stub -- arg1 arg2" \
+			$(e1000 5) ;;
+	myinit)
+		# drvbind as PID 1, then the init that drvbind.init= names. The
+		# image also has a static /dev/null node, as images made from a
+		# gen_init_cpio list or by hand often do, but no /dev/kmsg:
+		# drvbind must still get its lines into the kernel log.
+		img=build/qemu/myinit.cpio
+		{
+			cat "$initrd"
+			newc dev/null $((0020666)) 1 3
+			newc TRAILER!!! 0 0 0
+		} >"$img"
+		boot myinit "rdinit=/sbin/drvbind drvbind.init=/sbin/myinit drvbind=serio0:none" ;;
 	*)
 		echo "run.sh: no scenario $1" >&2
 		return 1 ;;

@@ -5,7 +5,7 @@
 # interface appears while drvbind waits and usb-storage (already
 # loaded) probes it just after its add event. Four drvbinds run side by side:
 #   late     the command line: 00:05.0 -> pci-stub, 2-1:1.0 -> none
-#   bg       drvbind -b 0000:00:06.0:pci-stub, must return at once
+#   bg       drvbind -b -t 30 0000:00:06.0:pci-stub, must return at once
 #   expire   drvbind -t 4 0000:00:07.0:vfio-pci, a driver that never
 #            comes: at the deadline the device goes back to e1000
 #   pair     drvbind 0000:00:0a.0:pci-stub 0000:00:0b.0:pci-stub, two
@@ -17,7 +17,7 @@ load usb-storage
 start late -v
 
 t0=$(now_ms)
-drvbind -b -v -m '' 0000:00:06.0:pci-stub 2>/tmp/bg.err
+drvbind -b -v -t 30 -m '' 0000:00:06.0:pci-stub 2>/tmp/bg.err
 say "bg.status $?"
 say "bg.ms $(($(now_ms) - t0))"
 

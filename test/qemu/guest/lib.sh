@@ -18,11 +18,13 @@ load() {
 	done
 }
 
-# Milliseconds since boot (/proc/uptime has hundredths).
+# Milliseconds since boot (/proc/uptime has hundredths). The leading 0
+# of hundredths such as "08" goes: ash reads 08 as bad octal.
 now_ms() {
-	local up rest
+	local up rest c
 	read -r up rest </proc/uptime
-	echo $((${up%.*} * 1000 + ${up#*.} * 10))
+	c=${up#*.}
+	echo $((${up%.*} * 1000 + ${c#0} * 10))
 }
 
 # start NAME ARG...: drvbind in the background; finish NAME waits for it.
@@ -88,4 +90,47 @@ settle() {
 		sleep 0.1
 		i=$((i + 1))
 	done
+}
+
+# procs NAME: the PIDs running NAME, "PID:STATE" each (Z: a zombie, gone
+# but not yet reaped by its parent, PID 1).
+procs() {
+	local s p rest comm st
+	for s in /proc/[0-9]*/stat; do
+		read -r p comm st rest <"$s" 2>/dev/null || continue
+		[ "$comm" = "($1)" ] && [ "$st" != Z ] && printf '%s:%s ' "$p" "$st"
+	done
+}
+
+# report_init: what /init found when it started (see /init), as init.*.
+report_init() {
+	local l
+	say "init.pid $init_pid"
+	say "init.argv $init_argv"
+	echo "$init_env" | while IFS= read -r l; do
+		say "init.env $l"
+	done
+	say "init.premount${init_premount:- none}"
+	say "init.dirs$init_dirs"
+	echo "$init_mounts" | while IFS= read -r l; do
+		say "init.mount $l"
+	done
+	sed -n 's/.* \([0-9]*\) -> /\1 -> /p' /run/init.fds | while IFS= read -r l; do
+		say "init.fd $l"
+	done
+	say "init.cmdline $(cat /proc/cmdline)"
+}
+
+# report_log NAME: drvbind's kernel-log lines since boot (and pci-stub's).
+report_log() {
+	local l
+	dmesg -r | sed 's/^\(<[0-9]*>\)\[[^]]*\] */\1/' | grep -e drvbind -e 'pci-stub' |
+		while IFS= read -r l; do
+			say "$1.dmesg $l"
+		done
+	if [ -f /run/modprobe.log ]; then
+		while IFS= read -r l; do
+			say "$1.modprobe $l"
+		done </run/modprobe.log
+	fi
 }
