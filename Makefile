@@ -12,14 +12,19 @@ MANDIR    = $(PREFIX)/share/man
 DESTDIR   =
 BATS      = bats
 SIZE_MAX  = 16384
+# musl's own start file: see TINY_LDFLAGS.
+CRT1      = /usr/lib/x86_64-linux-musl/crt1.o
 
 # What keeps the static binary small: a section per function for the
-# linker to drop, no unwind tables, whole-program optimisation, and no
-# page padding between code and data (common-page-size).
+# linker to drop, no unwind tables, whole-program optimisation, a few
+# optimisations that trade size for speed turned off, and no page padding
+# between code and data (common-page-size). The program starts from
+# musl's crt1.o alone: gcc's crtbegin/crtend only register C++
+# constructors and unwind tables, and bring both along.
 TINY_CFLAGS  = -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
-               -fno-expensive-optimizations -fno-if-conversion \
-               -fno-pie -fno-jump-tables -flto
-TINY_LDFLAGS = -static -no-pie -s -Wl,--gc-sections -Wl,--build-id=none \
+               -fno-expensive-optimizations -fno-if-conversion -fno-move-loop-invariants \
+               -fno-ipa-cp -fno-ipa-modref -fno-pie -fno-jump-tables -flto
+TINY_LDFLAGS = -static -no-pie -s -nostartfiles -Wl,--gc-sections -Wl,--build-id=none \
                -Wl,-z,noseparate-code -Wl,-z,norelro -Wl,-z,common-page-size=64
 
 SRC  = applet/drvbind.c applet/parse.c
@@ -36,7 +41,7 @@ all: build/drvbind
 # the end of its last loaded segment and clear e_shoff/e_shnum/e_shstrndx.
 build/drvbind: $(SRC) $(HDR)
 	@mkdir -p build
-	$(CC) $(TINY_CFLAGS) $(CFLAGS) $(TINY_LDFLAGS) $(LDFLAGS) -o $@.tmp $(SRC)
+	$(CC) $(TINY_CFLAGS) $(CFLAGS) $(TINY_LDFLAGS) $(LDFLAGS) -o $@.tmp $(CRT1) $(SRC)
 	@set -- $$(readelf -lW $@.tmp | awk '$$1 == "LOAD" { print $$2, $$5 }'); end=0; \
 	while [ $$# -ge 2 ]; do e=$$(($$1 + $$2)); [ $$e -gt $$end ] && end=$$e; shift 2; done; \
 	truncate -s $$end $@.tmp && \
@@ -54,7 +59,7 @@ build/drvbind.cpio: build/drvbind initramfs/prepend.sh
 # The same sources linked with symbols kept, for `size` and the no-heap test.
 build/drvbind.syms: $(SRC) $(HDR)
 	@mkdir -p build
-	$(CC) $(TINY_CFLAGS) $(CFLAGS) -static -no-pie -Wl,--gc-sections $(LDFLAGS) -o $@ $(SRC)
+	$(CC) $(TINY_CFLAGS) $(CFLAGS) -static -no-pie -nostartfiles -Wl,--gc-sections $(LDFLAGS) -o $@ $(CRT1) $(SRC)
 
 size: build/drvbind build/drvbind.syms
 	@echo "build/drvbind: $$(wc -c < build/drvbind) bytes (budget $(SIZE_MAX))"
