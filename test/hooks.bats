@@ -239,49 +239,51 @@ systemctl_stub -q --root $T/initdir enable drvbind.service"
 	grep -qx 'WantedBy=sysinit.target' "$u"
 }
 
-# mkinitcpio_harness: install/drvbind sourced with mkinitcpio's add_*
-# functions standing in (mkinitcpio is not packaged in Debian 12).
+# mkinitcpio_harness [systemd]: install/drvbind sourced by bash with
+# mkinitcpio's add_* functions standing in (mkinitcpio is not packaged
+# in Debian 12); with systemd, as after the systemd hook, which defines
+# add_systemd_unit.
 mkinitcpio_harness() {
+	local fns="add_binary add_file add_module add_runscript add_symlink"
+	[ "${1:-}" = systemd ] && fns="$fns add_systemd_unit"
 	cat >"$T/harness.sh" <<EOF
 KERNELVERSION=$KVER
 rec() { echo "\$*" >>'$T/calls'; }
-for f in add_binary add_file add_module add_runscript add_systemd_unit add_symlink; do
+for f in $fns; do
 	eval "\$f() { rec \$f \\"\\\$@\\"; }"
 done
 . /usr/lib/initcpio/install/drvbind
 build
 EOF
 	: >"$T/calls"
-	ns sh "$T/harness.sh"
+	ns bash "$T/harness.sh"
 }
 
-@test "mkinitcpio's install hook adds the binary, the config, the rules' modules, its runscript and the unit for the systemd hook" {
+@test "mkinitcpio's install hook after the systemd hook adds the binary, the config, the rules' modules, its runscript and the unit, enabled" {
 	printf '1-1:1.0:usb-storage\n0000:00:05.0:nosuch-drv\n' >"$T/etc/drvbind.conf"
 	echo "ro drvbind=0000:00:06.0:vfio-pci" >"$T/cmdline"
-	run --separate-stderr mkinitcpio_harness
+	run --separate-stderr mkinitcpio_harness systemd
 	[ "$status" -eq 0 ]
 	is calls "$(cat "$T/calls")" "add_binary /usr/sbin/drvbind /sbin/drvbind
 add_file /etc/drvbind.conf
 add_module usb-storage
 add_module vfio-pci
 add_runscript
-add_systemd_unit drvbind.service
-add_symlink /usr/lib/systemd/system/sysinit.target.wants/drvbind.service ../drvbind.service"
+add_file /usr/lib/systemd/system/drvbind.service /usr/lib/systemd/system/drvbind.service
+add_symlink /usr/lib/systemd/system/sysinit.target.wants/drvbind.service /usr/lib/systemd/system/drvbind.service"
 	is built "$stderr" "drvbind: usb-storage: adding module usb-storage
 drvbind: nosuch-drv: no module found for $KVER; not added
 drvbind: vfio-pci: adding module vfio-pci"
 }
 
-@test "mkinitcpio without config and rules: only the binary, the runscript and the unit; help says what the hook does" {
+@test "mkinitcpio with busybox init and without config and rules: only the binary and the runscript; help says what the hook does" {
 	no_conf
 	run --separate-stderr mkinitcpio_harness
 	[ "$status" -eq 0 ]
 	is calls "$(cat "$T/calls")" "add_binary /usr/sbin/drvbind /sbin/drvbind
-add_runscript
-add_systemd_unit drvbind.service
-add_symlink /usr/lib/systemd/system/sysinit.target.wants/drvbind.service ../drvbind.service"
+add_runscript"
 	is built "$stderr" ""
-	run sh -c ". '$STAGE/usr/lib/initcpio/install/drvbind'; help"
+	run bash -c ". '$STAGE/usr/lib/initcpio/install/drvbind'; help"
 	[ "$status" -eq 0 ]
 	[[ $output == *"before udev loads the native drivers"* ]]
 }
