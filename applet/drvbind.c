@@ -58,6 +58,9 @@ enum state { WAITING, DONE, FAILED };
 /* Not an errno: a check found the device on another driver, or none. */
 enum { MISPLACED = -1 };
 
+/* dev_move's fwd for a device whose driver_override names the new driver. */
+enum { OVERRIDDEN = 2 };
+
 /* musl-gcc does not see the kernel's uapi headers. */
 struct sockaddr_nl {
 	unsigned short nl_family;
@@ -70,6 +73,7 @@ struct sockaddr_nl {
 struct rule {
 	enum state state;
 	int none, held, asked, busid;
+	int err;		/* bind's refusal while the override holds the device */
 	long long settle_at;
 	char id[32];		/* the id taught through new_id, for the message */
 	struct spec s;
@@ -731,7 +735,8 @@ static int busid_write(struct rule *r, const char *verb)
  * that binds nothing succeeds too). A native driver may still be probing
  * a device that just appeared: an unbind that says ENODEV or a bind that
  * says EBUSY means the device changed hands meanwhile, so look again.
- * fwd: the rule's own move, where match_busid and new_id apply; `cur'
+ * fwd: the rule's own move, where match_busid and new_id apply (new_id
+ * not with an override, OVERRIDDEN: that matches whatever the ids); `cur'
  * holds the driver just read and `bind' is the new driver's bind, open.
  * Returns NULL, or the failed step with errno set (MISPLACED: on `cur').
  */
@@ -760,7 +765,7 @@ static const char *dev_move(struct rule *r, const char *to, int fwd, int bind, c
 		if (drv_put(r, to, "bind", r->s.dev, fwd ? bind : -1) == 0)
 			break;
 		e = errno;
-		if (fwd && e == ENODEV && drv_has(r, to, "new_id")) {
+		if (fwd == 1 && e == ENODEV && drv_has(r, to, "new_id")) {
 			const char *step = teach(r);
 			if (step)
 				return step;
@@ -852,7 +857,20 @@ static void rule_move(struct rule *r, const char *cur, int ovr, int ofd, const c
 		if (ovr && attr_put(ofd, op, r->none ? "none" : to) < 0)
 			step = "driver_override";
 		else
-			step = dev_move(r, to, 1, bind, now);
+			step = dev_move(r, to, ovr ? OVERRIDDEN : 1, bind, now);
+		/*
+		 * Until the bus has finished adding a new device (PCI sets
+		 * match_driver after the add uevent), bind says ENODEV even
+		 * for the driver its override names, and then the kernel binds
+		 * that driver itself. A device without a driver stays held so;
+		 * at the deadline it is handed back.
+		 */
+		if (step && ovr && !cur[0] && errno == ENODEV && !strcmp(step, "bind")) {
+			r->held = 1;
+			r->err = ENODEV;
+			say(LOG_DEBUG, "%r: held for %s by driver_override", r, r->s.drv);
+			return;
+		}
 		if (step) {
 			rule_fail(r, step, now, ovr);
 			return;
@@ -942,6 +960,9 @@ static void rule_expire(struct rule *r)
 	if (dev_find(r) <= 0) {
 		if (r->state != FAILED)
 			say(LOG_ERR, "%r: device not found (waited %u s)", r, g.timeout);
+	} else if (r->err) {
+		errno = r->err;
+		rule_fail(r, "bind", "", 1);
 	} else {
 		/* The native driver may have a held device back: nothing is lost. */
 		if (r->held)

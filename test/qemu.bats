@@ -173,6 +173,13 @@ within() {
 	has missing missing.dmesg "<11>drvbind: 0000:00:1f.0: device not found (waited 3 s)"
 }
 
+@test "a PCI device added while drvbind waits, which bind refuses until the bus has finished adding it, ends on pci-stub, not e1000" {
+	booted missing
+	status_is missing rescan 0
+	has missing rescan.link "pci/0000:00:05.0 pci-stub"
+	has missing rescan.stderr "drvbind: pci/0000:00:05.0: none -> pci-stub"
+}
+
 @test "malformed and hostile rules on the real command line are refused by name, touch nothing, and the good rule applies" {
 	booted malformed
 	status_is malformed malformed 1
