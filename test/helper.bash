@@ -254,7 +254,8 @@ fake_device() {
 # fake_fault RELPATH ACTION [always]
 #   ACTION: an errno name (the write fails with it, nothing happens),
 #   short (len-1 reported, nothing happens), unplug:ID (the write
-#   happens, then device ID is hot-unplugged)
+#   happens, then device ID is hot-unplugged), unregister:B/D (the write
+#   happens, then driver D of bus B unbinds its devices and goes away)
 fake_fault() {
 	printf '%s\n' "$*" >>"$FAKE/back/.fake_faults"
 }
