@@ -33,7 +33,7 @@ TEST_BIN = build/test/fakesys build/test/uevent
 # The packages the tests use (Debian names); the product needs musl alone.
 DEPS = musl-tools gcc make bats fuse3 libfuse3-dev pkg-config binutils \
        qemu-system-x86 busybox-static cpio kmod \
-       clang libclang-rt-14-dev valgrind cppcheck clang-tidy
+       clang libclang-rt-14-dev valgrind cppcheck clang-tidy strace
 
 # The sanitizer builds: the same sources, with every report fatal.
 ASAN_CFLAGS  = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all

@@ -1257,7 +1257,7 @@ int main(int argc, char **argv, char **envp)
 	if (listing && argc - i > 1)
 		return usage_error("one bus at most", 'l');
 	g.sysfd = open_at(AT_FDCWD, root, O_RDONLY | O_DIRECTORY);
-	if (g.sysfd < 0 || !sys_exists("bus")) {
+	if (g.sysfd < 0 || !sys_exists("bus/")) {
 		say(LOG_ERR, "%s: not a sysfs tree: %e", root, g.sysfd < 0 ? errno : ENOENT);
 		return 1;
 	}

@@ -253,7 +253,8 @@ fake_device() {
 
 # fake_fault RELPATH ACTION [always]
 #   ACTION: an errno name (the write fails with it, nothing happens),
-#   short (len-1 reported, nothing happens), unplug:ID (the write
+#   short (len-1 reported, nothing happens), pass (the write goes
+#   through, so the next line is for a later write), unplug:ID (the write
 #   happens, then device ID is hot-unplugged), unregister:B/D (the write
 #   happens, then driver D of bus B unbinds its devices and goes away)
 fake_fault() {

@@ -17,7 +17,8 @@
  *	bus/B/drivers/D/.fake_busids	bus ids added through match_busid
  *	.fake_faults			"RELPATH ACTION [always]" lines
  * where ACTION is an errno name (the write fails, nothing happens),
- * "short", "unplug:ID" (the write happens, then device ID is
+ * "short", "pass" (the write goes through: a later line takes the
+ * next write), "unplug:ID" (the write happens, then device ID is
  * hot-unplugged) or "unregister:BUS/DRIVER" (the write happens, then the
  * driver unregisters: its devices are unbound and its directory goes)
  * and are invisible through the mount.
@@ -1090,6 +1091,8 @@ static int fs_write(const char *path, const char *buf, size_t n, off_t off,
 		return 0;
 	}
 	fault_take(r, act, sizeof act);
+	if (!strcmp(act, "pass"))
+		act[0] = 0;
 	if (act[0] && strncmp(act, "unplug:", 7) && strncmp(act, "unregister:", 11)) {
 		if (!strcmp(act, "short")) {
 			log_write(r, buf, len, "short");
