@@ -16,11 +16,12 @@ FAKESYS=${FAKESYS:-$TOP/build/test/fakesys}
 UEVENT=${UEVENT:-$TOP/build/test/uevent}
 
 # A test about the shipped binary itself (its size, its static link, what
-# its bytes hold) has nothing to say about a sanitizer build of the same
-# sources; the run on build/drvbind checks it.
+# its bytes hold), or about the sources alone, has nothing to add in a run
+# on a sanitizer build; the run on build/drvbind makes it.
+# shipped_only [WHAT]: WHAT the test checks, for the reason it is skipped
 shipped_only() {
 	[[ $BIN -ef $TOP/build/drvbind ]] ||
-		skip "checks the shipped build/drvbind; this run is on $BIN"
+		skip "${1:-checks the shipped build/drvbind}, in the run on it; this run is on $BIN"
 }
 
 # Run a command inside the test's network namespace.
