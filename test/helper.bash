@@ -21,7 +21,7 @@ UEVENT=${UEVENT:-$TOP/build/test/uevent}
 # shipped_only [WHAT]: WHAT the test checks, for the reason it is skipped
 shipped_only() {
 	[[ $BIN -ef $TOP/build/drvbind ]] ||
-		skip "${1:-checks the shipped build/drvbind}, in the run on it; this run is on $BIN"
+		skip "${1:-checks the shipped build/drvbind}: the run on build/drvbind does that; this run is on $BIN"
 }
 
 # Run a command inside the test's network namespace.
