@@ -119,9 +119,11 @@ FAKE_TESTS = $$(ls test/*.bats | grep -vx test/qemu.bats)
 check-asan: deps
 	$(MAKE) all build/drvbind.syms build/asan/drvbind $(TEST_BIN)
 	@rm -rf build/asan/log && mkdir -p build/asan/log
-	ASAN_OPTIONS=detect_leaks=0:log_path=$$PWD/build/asan/log/asan UBSAN_OPTIONS=print_stacktrace=1:log_path=$$PWD/build/asan/log/ubsan \
-		DRVBIND=$$PWD/build/asan/drvbind $(BATS) $(FAKE_TESTS)
-	@if [ -n "$$(ls build/asan/log)" ]; then cat build/asan/log/*; echo "check-asan: sanitizer reports above" >&2; exit 1; fi
+	st=0; ASAN_OPTIONS=detect_leaks=0:log_path=$$PWD/build/asan/log/asan \
+		UBSAN_OPTIONS=print_stacktrace=1:log_path=$$PWD/build/asan/log/ubsan \
+		DRVBIND=$$PWD/build/asan/drvbind $(BATS) $(FAKE_TESTS) || st=$$?; \
+	if [ -n "$$(ls build/asan/log)" ]; then cat build/asan/log/*; echo "check-asan: sanitizer reports above" >&2; st=1; fi; \
+	exit $$st
 
 check-ubsan: deps
 	$(MAKE) all build/drvbind.syms build/ubsan/drvbind $(TEST_BIN)
