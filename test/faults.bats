@@ -46,6 +46,19 @@ drvbind_strace() {
 		"$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" "$@"
 }
 
+# The NIC appears, with its add uevent, once drvbind traced by
+# drvbind_strace waits in poll(): so it is found by what follows a wait,
+# not by the first look, however late drvbind started.
+device_after_poll() {
+	local i
+	for ((i = 0; i < 1000; i++)); do
+		grep -q ' poll(' "$FAKE/trace" 2>/dev/null && break
+		sleep 0.01
+	done
+	fake_device pci "$E1000" override || return 1
+	fake_uevent add "$FAKE_DEVPATH" SUBSYSTEM=pci
+}
+
 # drvbind as at boot: no -k, so it reads /proc/cmdline (here the fake
 # command line, mounted over it in a mount namespace of its own) and
 # opens /dev/kmsg, which SETUP (a shell snippet) arranges first.
@@ -235,9 +248,9 @@ drvbind_boot() {
 
 @test "a uevent socket that cannot be opened: a device that appears later is found by the re-scan" {
 	fake_driver pci pci-stub match=*
-	fake_later 0.5 fake_device pci "$E1000" override
+	fake_later 0 device_after_poll
 	SECONDS=0
-	run drvbind_strace -e trace=socket -e inject=socket:error=EMFILE -- -t 60 "pci/$E1000:pci-stub"
+	run drvbind_strace -e trace=socket,poll -e inject=socket:error=EMFILE -- -t 60 "pci/$E1000:pci-stub"
 	[ "$status" -eq 0 ]
 	# long before the deadline: the re-scan found it, not the last look
 	((SECONDS < 30))
@@ -252,9 +265,9 @@ drvbind_boot() {
 
 @test "a uevent socket that overflows (ENOBUFS) while a device appears: the re-scan after it still moves the device" {
 	fake_driver pci pci-stub match=*
-	fake_later 0.5 fake_device pci "$E1000" override
+	fake_later 0 device_after_poll
 	SECONDS=0
-	run drvbind_strace -e trace=recvfrom -e inject=recvfrom:error=ENOBUFS:when=1..3 -- -t 60 "pci/$E1000:pci-stub"
+	run drvbind_strace -e trace=recvfrom,poll -e inject=recvfrom:error=ENOBUFS:when=1..3 -- -t 60 "pci/$E1000:pci-stub"
 	[ "$status" -eq 0 ]
 	((SECONDS < 30))
 	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
