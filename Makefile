@@ -20,6 +20,10 @@ BATS      = bats
 SIZE_MAX  = 16384
 # musl's own start file: see TINY_LDFLAGS.
 CRT1      = /usr/lib/x86_64-linux-musl/crt1.o
+CLANG     = clang
+# Seconds of fuzzing per parser: make fuzz, and the short run in make check.
+FUZZ_TIME = 300
+CHECK_FUZZ_TIME = 15
 
 # What keeps the static binary small: a section per function for the
 # linker to drop, no unwind tables, whole-program optimisation, a few
@@ -43,7 +47,13 @@ TEST_BIN = build/test/fakesys build/test/uevent
 # systemd go into their images; zstd unpacks them.
 DEPS = musl-tools gcc make bats fuse3 libfuse3-dev pkg-config binutils \
        qemu-system-x86 busybox-static cpio kmod \
-       initramfs-tools dracut-core udev systemd zstd e2fsprogs shellcheck
+       initramfs-tools dracut-core udev systemd zstd e2fsprogs shellcheck \
+       clang libclang-rt-14-dev valgrind cppcheck clang-tidy strace
+
+# The sanitizer builds: the same sources, with every report fatal.
+ASAN_CFLAGS  = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+UBSAN_CFLAGS = -Os -g -fsanitize=undefined -fsanitize-undefined-trap-on-error
+FUZZ_TARGETS = cmdline rule uevent
 
 all: build/drvbind
 
@@ -85,6 +95,22 @@ build/test/uevent: test/fake/uevent.c test/fake/uevent.h
 	@mkdir -p build/test
 	$(HOSTCC) -O2 -Wall -Wextra -o $@ test/fake/uevent.c
 
+# clang against glibc, dynamic, AddressSanitizer and UBSan.
+build/asan/drvbind: $(SRC) $(HDR)
+	@mkdir -p build/asan
+	$(CLANG) $(ASAN_CFLAGS) -Wall -Wextra -Werror -o $@ $(SRC)
+
+# The musl static build, where UBSan traps (no runtime to print with).
+build/ubsan/drvbind: $(SRC) $(HDR)
+	@mkdir -p build/ubsan
+	$(CC) $(UBSAN_CFLAGS) -Wall -Wextra -Werror -static -o $@ $(SRC)
+
+# One libFuzzer binary per parser of applet/parse.c.
+build/fuzz/cmdline build/fuzz/rule build/fuzz/uevent: test/fuzz/parse_fuzz.c applet/parse.c $(HDR)
+	@mkdir -p build/fuzz
+	$(CLANG) $(ASAN_CFLAGS) -fsanitize=fuzzer -Wall -Wextra -Werror \
+		-DTARGET_$$(basename $@ | tr a-z A-Z) -o $@ test/fuzz/parse_fuzz.c applet/parse.c
+
 deps:
 	@missing=; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	[ -z "$$missing" ] && exit 0; \
@@ -96,6 +122,35 @@ deps:
 check: deps
 	$(MAKE) all build/drvbind.syms build/drvbind.cpio $(TEST_BIN)
 	$(BATS) test
+	$(MAKE) check-asan check-ubsan
+	$(MAKE) fuzz FUZZ_TIME=$(CHECK_FUZZ_TIME)
+
+# The fake-kernel suite (the files that run the binary on the fake
+# kernel; not the QEMU tiers, nor the initramfs builders) on a sanitizer
+# build. ASan and UBSan also report from background children into
+# build/asan/log; any report there fails the run. No leak check: there
+# is no heap to leak, and LeakSanitizer cannot run under strace.
+FAKE_TESTS = test/build.bats test/fake.bats test/rules.bats test/bind.bats test/wait.bats \
+             test/hostile.bats test/faults.bats test/analysis.bats
+
+check-asan: deps
+	$(MAKE) all build/drvbind.syms build/asan/drvbind $(TEST_BIN)
+	@rm -rf build/asan/log && mkdir -p build/asan/log
+	st=0; ASAN_OPTIONS=detect_leaks=0:log_path=$$PWD/build/asan/log/asan \
+		UBSAN_OPTIONS=print_stacktrace=1:log_path=$$PWD/build/asan/log/ubsan \
+		DRVBIND=$$PWD/build/asan/drvbind $(BATS) $(FAKE_TESTS) || st=$$?; \
+	if [ -n "$$(ls build/asan/log)" ]; then cat build/asan/log/*; echo "check-asan: sanitizer reports above" >&2; st=1; fi; \
+	exit $$st
+
+check-ubsan: deps
+	$(MAKE) all build/drvbind.syms build/ubsan/drvbind $(TEST_BIN)
+	DRVBIND=$$PWD/build/ubsan/drvbind $(BATS) $(FAKE_TESTS)
+
+# Replays the committed corpus (test/fuzz/corpus/TARGET, every past
+# finding among it), then fuzzes each parser for FUZZ_TIME seconds.
+fuzz: deps
+	$(MAKE) $(FUZZ_TARGETS:%=build/fuzz/%)
+	sh test/fuzz/run.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
 
 demo: deps
 	sh test/qemu/demo.sh
@@ -144,4 +199,4 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all initramfs size deps check demo demo-fake install uninstall clean
+.PHONY: all initramfs size deps check check-asan check-ubsan fuzz demo demo-fake install uninstall clean

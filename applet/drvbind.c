@@ -1399,7 +1399,7 @@ int main(int argc, char **argv, char **envp)
 	if (i == argc && !val[CMDLINE])
 		g.kmsg = open_at(AT_FDCWD, "/dev/kmsg", O_WRONLY);
 	g.sysfd = open_at(AT_FDCWD, val[ROOT], O_RDONLY | O_DIRECTORY);
-	if (g.sysfd < 0 || !sys_exists("bus")) {
+	if (g.sysfd < 0 || !sys_exists("bus/")) {
 		say(LOG_ERR, "%s: not a sysfs tree: %e", val[ROOT], g.sysfd < 0 ? errno : ENOENT);
 		if (pid1)
 			pid1_exec(1, argv, envp);
