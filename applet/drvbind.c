@@ -19,7 +19,6 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -47,7 +46,6 @@ enum {
 	SETTLE_MS = 500,	/* how long an unbound device may still be probed */
 	RESCAN_MS = 250,	/* re-scan interval where no uevents can come */
 	BUSY_RETRIES = 3,
-	SYSFS_MAGIC = 0x62656572,
 	NETLINK_KOBJECT_UEVENT = 15,
 };
 
@@ -1277,13 +1275,10 @@ static int list_bus(const char *bus, void *unused)
 /* Waits and applies the rules loaded; the exit status. */
 static int rules_apply(void)
 {
-	struct statfs sfs;
-
 	if (!g.nrules)
 		return g.bad != 0;
 	g.sock = uevent_open();
-	/* Only the kernel's sysfs sends uevents; any other tree is re-scanned. */
-	if (g.sock < 0 || syscall(SYS_fstatfs, g.sysfd, &sfs) < 0 || sfs.f_type != SYSFS_MAGIC)
+	if (g.sock < 0)
 		g.poll_ms = RESCAN_MS;
 	return rules_run();
 }
@@ -1351,7 +1346,7 @@ int main(int argc, char **argv, char **envp)
 {
 	/* The options that take a value, in the order of `opts'. */
 	enum { CONF, CMDLINE, MODPROBE, ROOT, SECS };
-	const char *val[5] = { NULL, NULL, NULL, "/sys", NULL }, *err;
+	const char *val[5] = { NULL }, *root = "/sys", *err;
 	/* Five flags (g.flag), then five options that take a value (val). */
 	static const char opts[] = "blnqvckmrt";
 	unsigned t = 0;
@@ -1398,9 +1393,14 @@ int main(int argc, char **argv, char **envp)
 	/* At boot the console may be quiet or gone: the kernel log keeps the lines. */
 	if (i == argc && !val[CMDLINE])
 		g.kmsg = open_at(AT_FDCWD, "/dev/kmsg", O_WRONLY);
-	g.sysfd = open_at(AT_FDCWD, val[ROOT], O_RDONLY | O_DIRECTORY);
+	/* A tree given with -r need not send uevents: it is also re-scanned. */
+	if (val[ROOT]) {
+		root = val[ROOT];
+		g.poll_ms = RESCAN_MS;
+	}
+	g.sysfd = open_at(AT_FDCWD, root, O_RDONLY | O_DIRECTORY);
 	if (g.sysfd < 0 || !sys_exists("bus/")) {
-		say(LOG_ERR, "%s: not a sysfs tree: %e", val[ROOT], g.sysfd < 0 ? errno : ENOENT);
+		say(LOG_ERR, "%s: not a sysfs tree: %e", root, g.sysfd < 0 ? errno : ENOENT);
 		if (pid1)
 			pid1_exec(1, argv, envp);
 		return 1;

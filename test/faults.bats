@@ -100,15 +100,16 @@ drvbind_boot() {
 	gone
 }
 
-@test "the target driver unregistering after the unbind: its bind file is gone and the device goes back on its driver" {
+@test "the target driver unregistering after the unbind: its bind, opened before, answers ENODEV and the device goes back on its driver" {
 	pci_setup match=*
 	fake_fault bus/pci/drivers/e1000/unbind unregister:pci/vfio-pci
 	run drvbind "pci/$E1000:vfio-pci"
 	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such file or directory; back on e1000"
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device; back on e1000"
 	assert_log <<-EOF
 	$DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> ENODEV
 	$DEV/driver_override \\n -> ok
 	bus/pci/drivers/e1000/bind $E1000 -> ok
 	EOF
@@ -213,7 +214,7 @@ drvbind_boot() {
 	run drvbind "pci/$E1000:pci-stub"
 	[ "$status" -eq 0 ]
 	assert_output_is <<-EOF
-	drvbind: pci/$E1000: cannot take id "8086 100e" back out of pci-stub: I/O error
+	drvbind: pci/$E1000: pci-stub/remove_id "8086 100e": I/O error
 	drvbind: pci/$E1000: e1000 -> pci-stub (new_id "8086 100e")
 	EOF
 	assert_log <<-EOF

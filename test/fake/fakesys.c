@@ -1090,6 +1090,11 @@ static int fs_write(const char *path, const char *buf, size_t n, off_t off,
 		log_write(r, buf, 0, "ok");
 		return 0;
 	}
+	/* kernfs: a store through a file kept open after its node went away */
+	if (!exists(r)) {
+		log_write(r, buf, len, "ENODEV");
+		return -ENODEV;
+	}
 	fault_take(r, act, sizeof act);
 	if (!strcmp(act, "pass"))
 		act[0] = 0;
