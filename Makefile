@@ -2,7 +2,26 @@
 .POSIX:
 
 VERSION   = 0.1
-CC        = musl-gcc
+# ARCH selects a cross build into build/ARCH/ with Debian's cross gcc and
+# musl (make deps installs them): make ARCH=arm64, make ARCH=armhf.
+# Empty: the host's musl-gcc into build/.
+ARCH      =
+CC_       = musl-gcc
+CC_arm64  = aarch64-linux-gnu-gcc -specs /usr/lib/aarch64-linux-musl/musl-gcc.specs
+CC_armhf  = arm-linux-gnueabihf-gcc -specs /usr/lib/arm-linux-musleabihf/musl-gcc.specs
+CC        = $(CC_$(ARCH))
+NM_       = nm
+NM_arm64  = aarch64-linux-gnu-nm
+NM_armhf  = arm-linux-gnueabihf-nm
+NM        = $(NM_$(ARCH))
+# qemu-user runs a cross binary for the fake-kernel tests (check-cross).
+RUN_arm64 = qemu-aarch64-static
+RUN_armhf = qemu-arm-static
+RUN       = $(RUN_$(ARCH))
+O_        = build
+O_arm64   = build/arm64
+O_armhf   = build/armhf
+O         = $(O_$(ARCH))
 HOSTCC    = cc
 CFLAGS    = -Os -Wall -Wextra
 LDFLAGS   =
@@ -14,28 +33,44 @@ BATS      = bats
 SIZE_MAX  = 16384
 
 # What keeps the static binary small: a section per function for the
-# linker to drop, no unwind tables, whole-program optimisation, and no
-# page padding between code and data (common-page-size).
+# linker to drop, no unwind tables, whole-program optimisation, no page
+# padding between code and data (common-page-size; max-page-size, or
+# arm64's 64 KiB default pads the file to 64 KiB), and no .eh_frame from
+# libc.a (musl's arm64 libc carries one; nothing here unwinds): the
+# script given with -T is inserted into the linker's default one.
 TINY_CFLAGS  = -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
                -fno-expensive-optimizations -fno-if-conversion \
                -fno-pie -fno-jump-tables -flto
 TINY_LDFLAGS = -static -no-pie -s -Wl,--gc-sections -Wl,--build-id=none \
-               -Wl,-z,noseparate-code -Wl,-z,norelro -Wl,-z,common-page-size=64
+               -Wl,-z,noseparate-code -Wl,-z,norelro -Wl,-z,common-page-size=64 \
+               -Wl,-z,max-page-size=4096 -Wl,-T,$(O)/noeh.ld
 
 SRC  = applet/drvbind.c applet/parse.c
 HDR  = applet/parse.h
 TEST_BIN = build/test/fakesys build/test/uevent
+# The cross architectures make check builds, boots and tests, and the
+# bats files whose cases check the binary itself on each of them.
+CROSS    = arm64 armhf
+CROSS_TESTS = test/build.bats test/rules.bats test/bind.bats test/wait.bats
 
 # The packages the tests use (Debian names); the product needs musl alone.
+# The :arm64 and :armhf ones need `dpkg --add-architecture`, done by deps.
 DEPS = musl-tools gcc make bats fuse3 libfuse3-dev pkg-config binutils \
-       qemu-system-x86 busybox-static cpio kmod
+       qemu-system-x86 busybox-static cpio kmod \
+       gcc-aarch64-linux-gnu musl-dev:arm64 gcc-arm-linux-gnueabihf musl-dev:armhf \
+       qemu-user-static qemu-system-arm
+FOREIGN = arm64 armhf
 
-all: build/drvbind
+all: $(O)/drvbind
+
+$(O)/noeh.ld:
+	@[ -n "$(O)" ] || { echo "make: ARCH=$(ARCH): not one of: $(CROSS)" >&2; exit 1; }
+	@mkdir -p $(O)
+	@echo 'SECTIONS { /DISCARD/ : { *(.eh_frame) } } INSERT AFTER .text;' >$@
 
 # Section headers are not needed to run a static binary: cut the file at
 # the end of its last loaded segment and clear e_shoff/e_shnum/e_shstrndx.
-build/drvbind: $(SRC) $(HDR)
-	@mkdir -p build
+$(O)/drvbind: $(SRC) $(HDR) $(O)/noeh.ld
 	$(CC) $(TINY_CFLAGS) $(CFLAGS) $(TINY_LDFLAGS) $(LDFLAGS) -o $@.tmp $(SRC)
 	@set -- $$(readelf -lW $@.tmp | awk '$$1 == "LOAD" { print $$2, $$5 }'); end=0; \
 	while [ $$# -ge 2 ]; do e=$$(($$1 + $$2)); [ $$e -gt $$end ] && end=$$e; shift 2; done; \
@@ -46,20 +81,22 @@ build/drvbind: $(SRC) $(HDR)
 	@mv $@.tmp $@
 
 # The prepend-anywhere initramfs: see initramfs/prepend.sh.
-initramfs: build/drvbind.cpio
+initramfs: $(O)/drvbind.cpio
 
-build/drvbind.cpio: build/drvbind initramfs/prepend.sh
-	sh initramfs/prepend.sh build/drvbind $@
+$(O)/drvbind.cpio: $(O)/drvbind initramfs/prepend.sh
+	sh initramfs/prepend.sh $(O)/drvbind $@
 
 # The same sources linked with symbols kept, for `size` and the no-heap test.
-build/drvbind.syms: $(SRC) $(HDR)
-	@mkdir -p build
-	$(CC) $(TINY_CFLAGS) $(CFLAGS) -static -no-pie -Wl,--gc-sections $(LDFLAGS) -o $@ $(SRC)
+$(O)/drvbind.syms: $(SRC) $(HDR) $(O)/noeh.ld
+	$(CC) $(TINY_CFLAGS) $(CFLAGS) -static -no-pie -Wl,--gc-sections \
+		-Wl,-z,max-page-size=4096 -Wl,-T,$(O)/noeh.ld $(LDFLAGS) -o $@ $(SRC)
 
-size: build/drvbind build/drvbind.syms
-	@echo "build/drvbind: $$(wc -c < build/drvbind) bytes (budget $(SIZE_MAX))"
-	@echo "largest symbols:"
-	@nm -S --size-sort build/drvbind.syms | awk '$$3 !~ /[bB]/' | tail -12 | \
+# Every architecture built so far, then the largest symbols of this one.
+size: $(O)/drvbind $(O)/drvbind.syms
+	@for f in build/drvbind build/*/drvbind; do [ -f "$$f" ] || continue; \
+	echo "$$f: $$(wc -c < $$f) bytes (budget $(SIZE_MAX))"; done
+	@echo "largest symbols ($(O)/drvbind):"
+	@$(NM) -S --size-sort $(O)/drvbind.syms | awk '$$3 !~ /[bB]/' | tail -12 | \
 	while read a s t n; do printf '  %6d %s\n' $$((0x$$s)) $$n; done
 
 build/test/fakesys: test/fake/fakesys.c test/fake/uevent.h
@@ -70,7 +107,18 @@ build/test/uevent: test/fake/uevent.c test/fake/uevent.h
 	@mkdir -p build/test
 	$(HOSTCC) -O2 -Wall -Wextra -o $@ test/fake/uevent.c
 
+# The compiler and nm for ARCH, for the tests.
+print-cc:
+	@echo $(CC)
+
+print-nm:
+	@echo $(NM)
+
 deps:
+	@have=$$(dpkg --print-foreign-architectures); for a in $(FOREIGN); do \
+	case " $$(echo $$have) " in *" $$a "*) continue ;; esac; \
+	if [ "$$(id -u)" != 0 ]; then echo "make deps: as root run: dpkg --add-architecture $$a" >&2; exit 1; fi; \
+	echo "make deps: dpkg --add-architecture $$a"; dpkg --add-architecture $$a && apt-get update || exit 1; done
 	@missing=; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	[ -z "$$missing" ] && exit 0; \
 	if [ "$$(id -u)" != 0 ]; then echo "make deps: missing Debian packages; as root run: apt-get install$$missing" >&2; exit 1; fi; \
@@ -80,7 +128,13 @@ deps:
 
 check: deps
 	$(MAKE) all build/drvbind.syms build/drvbind.cpio $(TEST_BIN)
+	for a in $(CROSS); do $(MAKE) ARCH=$$a all build/$$a/drvbind.syms build/$$a/drvbind.cpio || exit 1; done
 	$(BATS) test
+	for a in $(CROSS); do $(MAKE) ARCH=$$a check-cross || exit 1; done
+
+# The binary's own cases once more, for a cross build run by qemu-user.
+check-cross: all $(O)/drvbind.syms $(TEST_BIN)
+	DRVBIND=$(O)/drvbind DRVBIND_RUN=$(RUN) DRVBIND_ARCH=$(ARCH) $(BATS) $(CROSS_TESTS)
 
 demo: deps
 	sh test/qemu/demo.sh
@@ -89,9 +143,9 @@ demo-fake: deps
 	$(MAKE) all $(TEST_BIN)
 	bash test/demo.sh
 
-install: build/drvbind
+install: $(O)/drvbind
 	mkdir -p $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8
-	cp build/drvbind $(DESTDIR)$(SBINDIR)/drvbind
+	cp $(O)/drvbind $(DESTDIR)$(SBINDIR)/drvbind
 	chmod 755 $(DESTDIR)$(SBINDIR)/drvbind
 	cp applet/drvbind.8 $(DESTDIR)$(MANDIR)/man8/drvbind.8
 	chmod 644 $(DESTDIR)$(MANDIR)/man8/drvbind.8
@@ -102,4 +156,4 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all initramfs size deps check demo demo-fake install uninstall clean
+.PHONY: all initramfs size deps check check-cross print-cc print-nm demo demo-fake install uninstall clean

@@ -10,6 +10,11 @@
 
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 BIN=${DRVBIND:-$TOP/build/drvbind}
+# A cross build (make check-cross) names its architecture, as make's
+# ARCH=, and what runs it: qemu-user, e.g. DRVBIND_RUN=qemu-aarch64-static.
+# Everything runs the binary as ${RUN:+"$RUN"} "$BIN".
+ARCH=${DRVBIND_ARCH-}
+RUN=${DRVBIND_RUN-}
 FAKESYS=${FAKESYS:-$TOP/build/test/fakesys}
 UEVENT=${UEVENT:-$TOP/build/test/uevent}
 
@@ -89,7 +94,7 @@ teardown() { fake_teardown; }
 
 # drvbind ARGS...: the binary under test on this test's tree and namespace
 drvbind() {
-	fake_ns "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" \
+	fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" \
 		-m "$FAKE/modprobe" "$@"
 }
 
