@@ -51,7 +51,7 @@ enum {
 	NETLINK_KOBJECT_UEVENT = 15,
 };
 
-enum { LOG_ERR = 3, LOG_WARNING = 4, LOG_INFO = 6, LOG_DEBUG = 7 };
+enum { LOG_ERR = 3, LOG_WARNING = 4, LOG_INFO = 6, LOG_DEBUG = 7, MORE = 8 };
 
 enum state { WAITING, DONE, FAILED };
 
@@ -193,7 +193,7 @@ static void put_show(const char *s)
  * "%u" a number, "%e" errno's text (0: a short write), "%r" a rule's
  * device as "BUS/DEVICE" (just "DEVICE" while its bus is not known).
  * The line goes to /dev/kmsg (at boot) with its priority, and to stderr
- * unless -q hides it.
+ * unless -q hides it. MORE: the line goes on in the next call.
  */
 static void say(int prio, const char *fmt, ...)
 {
@@ -203,8 +203,10 @@ static void say(int prio, const char *fmt, ...)
 
 	if (prio == LOG_DEBUG && !g.verbose)
 		return;
-	line_len = 3;
-	put("drvbind: ");
+	if (!line_len) {
+		line_len = 3;
+		put("drvbind: ");
+	}
 	va_start(ap, fmt);
 	for (; *fmt; fmt++) {
 		if (*fmt != '%') {
@@ -227,12 +229,15 @@ static void say(int prio, const char *fmt, ...)
 		}
 	}
 	va_end(ap);
-	line[line_len++] = '\n';
-	line[0] = '<', line[1] = (char)('0' + prio), line[2] = '>';
-	if (g.kmsg >= 0 && prio != LOG_DEBUG)
-		(void)!write(g.kmsg, line, line_len);
-	if (!g.quiet || prio <= LOG_WARNING)
-		(void)!write(2, line + 3, line_len - 3);
+	if (!(prio & MORE)) {
+		line[line_len++] = '\n';
+		line[0] = '<', line[1] = (char)('0' + prio), line[2] = '>';
+		if (g.kmsg >= 0 && prio != LOG_DEBUG)
+			(void)!write(g.kmsg, line, line_len);
+		if (!g.quiet || prio <= LOG_WARNING)
+			(void)!write(2, line + 3, line_len - 3);
+		line_len = 0;
+	}
 	errno = e;
 }
 
@@ -274,12 +279,56 @@ static int open_at(int dirfd, const char *path, int flags)
 /* The raw call: musl's signal() brings sigaction's restorer machinery along. */
 static void sig_set(int sig, void (*handler)(int))
 {
-	struct { void (*handler)(int); unsigned long flags; void *restorer; unsigned long mask; } sa = { handler, 0, 0, 0 };
+	/* The kernel's layout; its sigset is 64 bits on every architecture. */
+	struct { void (*handler)(int); unsigned long flags; void *restorer; unsigned long mask[8 / sizeof(long)]; } sa = { handler, 0, 0, { 0 } };
 
 	(void)syscall(SYS_rt_sigaction, sig, &sa, NULL, sizeof sa.mask);
 }
 
+/*
+ * Where the compiler does not inline them (arm64, arm), struct copies and
+ * clears call these; libc's unrolled versions cost more than half a
+ * kilobyte for the few hundred bytes ever copied here. The attribute
+ * keeps the loops from being turned back into calls to themselves.
+ */
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+void *memcpy(void *restrict dst, const void *restrict src, size_t n)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+
+	while (n--)
+		*d++ = *s++;
+	return dst;
+}
+
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+void *memset(void *dst, int c, size_t n)
+{
+	unsigned char *d = dst;
+
+	while (n--)
+		*d++ = (unsigned char)c;
+	return dst;
+}
+
+/* Single-threaded, no locks to reset: the bare system call is enough. */
+static pid_t proc_fork(void)
+{
+	return (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+}
+
 /* ---- time ---- */
+
+/* 32-bit musl has a 64-bit time_t: the time64 calls take its timespec. */
+#ifdef SYS_clock_gettime64
+#undef SYS_clock_gettime
+#define SYS_clock_gettime SYS_clock_gettime64
+#endif
+#ifdef SYS_ppoll_time64
+#undef SYS_ppoll
+#define SYS_ppoll SYS_ppoll_time64
+#endif
 
 static long long now_ms(void)
 {
@@ -424,7 +473,8 @@ static int dir_scan(const char *path, int (*fn)(const char *name, void *ctx), vo
 		for (off = 0; !stop && off < n; ) {
 			struct dirent64 *d = (struct dirent64 *)(buf + off);
 			off += d->d_reclen;
-			if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
+			/* "." and "..": no bus, device or driver name starts with a dot. */
+			if (d->d_name[0] != '.')
 				stop = fn(d->d_name, ctx);
 		}
 	}
@@ -526,24 +576,15 @@ static int dev_find(struct rule *r)
 	return 1;
 }
 
-/* Reads an id attribute ("0x8086" or "8086") as bare hex digits. */
-static int id_read(const struct rule *r, const char *attr, char *out, size_t size)
+/* Reads an id attribute without its "0x": new_id takes bare hex and checks it. */
+static int id_read(const struct rule *r, const char *attr, char *out)
 {
-	char p[PATH_SZ], v[32];
-	const char *s = v, *q;
+	char p[PATH_SZ];
 
-	if (dev_path(p, r, attr) < 0 || attr_read(p, v, sizeof v) < 0)
+	if (dev_path(p, r, attr) < 0 || attr_read(p, out, 16) < 0)
 		return -1;
-	if (s[0] == '0' && s[1] == 'x')
-		s += 2;
-	for (q = s; *q; q++)
-		if (!((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f') || (*q >= 'A' && *q <= 'F')))
-			break;
-	if (!*s || *q || str_len(s) >= size) {
-		errno = EINVAL;
-		return -1;
-	}
-	copy(out, s);
+	if (out[0] == '0' && out[1] == 'x')
+		copy(out, out + 2);
 	return 0;
 }
 
@@ -556,10 +597,10 @@ static int dev_id(const struct rule *r, char *id, size_t size)
 {
 	char a[16], b[16], c[16];
 
-	if (id_read(r, "vendor", a, sizeof a) == 0 && id_read(r, "device", b, sizeof b) == 0)
+	if (id_read(r, "vendor", a) == 0 && id_read(r, "device", b) == 0)
 		return path_join(id, size, a, " ", b, (const char *)0);
-	if (id_read(r, "../idVendor", a, sizeof a) == 0 && id_read(r, "../idProduct", b, sizeof b) == 0 &&
-	    id_read(r, "bInterfaceClass", c, sizeof c) == 0)
+	if (id_read(r, "../idVendor", a) == 0 && id_read(r, "../idProduct", b) == 0 &&
+	    id_read(r, "bInterfaceClass", c) == 0)
 		return path_join(id, size, a, " ", b, " ", c, (const char *)0);
 	errno = ENOENT;
 	return -1;
@@ -576,7 +617,7 @@ static void drv_request(struct rule *r)
 		return;
 	r->asked = 1;
 	say(LOG_DEBUG, "asking %s for %s", g.modprobe, r->s.drv);
-	pid = vfork();
+	pid = proc_fork();
 	if (pid == 0) {
 		sig_set(SIGPIPE, SIG_DFL);
 		execve(g.modprobe, argv, envp);
@@ -591,8 +632,8 @@ static void drv_request(struct rule *r)
 /* "BUS/DEV: OLD -> NEW", with the id taught where new_id was needed. */
 static void say_moved(struct rule *r, const char *to)
 {
-	say(LOG_INFO, "%r: %s%s -> %s%s%s%s", r, g.dry ? "would move " : "", drv_or_none(r->orig), to,
-	    r->id[0] ? " (new_id \"" : "", r->id, r->id[0] ? "\")" : "");
+	say(MORE, "%r: %s%s -> %s", r, g.dry ? "would move " : "", drv_or_none(r->orig), to);
+	say(LOG_INFO, r->id[0] ? " (new_id \"%s\")" : "", r->id);
 	r->state = DONE;
 }
 
@@ -730,12 +771,17 @@ static void rule_fail(struct rule *r, const char *step, const char *cur, int ovr
 		copy(now, r->orig);
 
 	/* One line for both: /dev/kmsg keeps about ten lines in five seconds. */
-	say(LOG_ERR, "%r: %s -> %s failed at %s: %s%s%e%s%s%s%s%s%s%s%s%e", r, drv_or_none(r->orig),
-	    r->none ? "none" : r->s.drv, step,
-	    err != MISPLACED ? "" : *cur ? "bound to " : "not bound", err != MISPLACED ? "" : cur, err,
-	    r->id[0] ? " after new_id \"" : "", r->id, r->id[0] ? "\"" : "",
-	    rb ? "; rollback to " : r->orig[0] ? "; back on " : now[0] ? "; now on " : "; left unbound",
-	    now, rb ? " failed at " : "", rb ? rb : "", rb ? ": " : "", rb ? rerr : -1);
+	say(MORE, "%r: %s -> %s failed at %s: ", r, drv_or_none(r->orig), r->none ? "none" : r->s.drv, step);
+	if (err == MISPLACED)
+		say(MORE, *cur ? "bound to %s" : "not bound", cur);
+	else
+		say(MORE, "%e", err);
+	if (r->id[0])
+		say(MORE, " after new_id \"%s\"", r->id);
+	if (rb)
+		say(LOG_ERR, "; rollback to %s failed at %s: %e", now, rb, rerr);
+	else
+		say(LOG_ERR, r->orig[0] ? "; back on %s" : now[0] ? "; now on %s" : "; left unbound", now);
 	r->state = FAILED;
 }
 
@@ -773,7 +819,7 @@ static void rule_move(struct rule *r, const char *cur, int ovr)
 
 static void rule_step(struct rule *r, long long now)
 {
-	char cur[NAME_SZ], p[PATH_SZ];
+	char cur[NAME_SZ], p[PATH_SZ], v[NAME_SZ] = "";
 	int ovr;
 
 	if (dev_find(r) <= 0)
@@ -783,13 +829,10 @@ static void rule_step(struct rule *r, long long now)
 		r->state = FAILED;
 		return;
 	}
-	ovr = dev_path(p, r, "driver_override") == 0 && sys_exists(p);
-	if (ovr && !r->ovr[0] && !r->held) {
-		/* Kept for the rollback; "(null)" is the kernel's word for unset. */
-		if (dev_path(p, r, "driver_override") < 0 || attr_read(p, r->ovr, sizeof r->ovr) < 0 ||
-		    !strcmp(r->ovr, "(null)"))
-			r->ovr[0] = '\0';
-	}
+	ovr = dev_path(p, r, "driver_override") == 0 && (attr_read(p, v, sizeof v) == 0 || errno != ENOENT);
+	/* Kept for the rollback, until the hold changes it; "(null)" is the kernel's word for unset. */
+	if (ovr && !r->held && strcmp(v, "(null)"))
+		copy(r->ovr, v);
 	if (r->none && !cur[0] && !ovr && !g.dry) {
 		/*
 		 * No driver_override on this bus: an unbound device that has
@@ -860,8 +903,8 @@ static int uevent_open(void)
 	if (fd < 0)
 		return -1;
 	/* Coldplug sends thousands of events; overflow (ENOBUFS) only costs a re-scan. */
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+	(void)syscall(SYS_setsockopt, fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size);
+	if (syscall(SYS_bind, fd, &sa, sizeof sa) < 0) {
 		fd_close(fd);
 		return -1;
 	}
@@ -874,6 +917,7 @@ static void uevent_wait(long long until)
 	static char buf[EVENT_SZ];
 	struct pollfd pfd = { .fd = g.sock, .events = POLLIN };
 	long long wait = until - now_ms();
+	struct timespec ts;
 	char *action, *devpath;
 	ssize_t n;
 
@@ -881,7 +925,10 @@ static void uevent_wait(long long until)
 		wait = g.poll_ms;
 	if (wait < 0)
 		wait = 0;
-	if (poll(&pfd, g.sock >= 0, (int)wait) <= 0)
+	ts.tv_sec = wait / 1000;
+	ts.tv_nsec = wait % 1000 * 1000000;
+	/* The raw call: musl's poll() converts to ppoll itself where poll is missing (arm64). */
+	if (syscall(SYS_ppoll, &pfd, g.sock >= 0, &ts, NULL, 0) <= 0)
 		return;
 	for (;;) {
 		n = syscall(SYS_recvfrom, g.sock, buf, sizeof buf, MSG_DONTWAIT, 0, 0);
@@ -901,8 +948,7 @@ static void uevent_wait(long long until)
  */
 static int bg_fork(int pending)
 {
-	/* Single-threaded, no locks to reset: the bare system call is enough. */
-	pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	pid_t pid = proc_fork();
 
 	if (pid < 0) {
 		say(LOG_ERR, "fork: %e; waiting in the foreground", errno);
@@ -1079,10 +1125,11 @@ static void conf_load(const char *path, int must)
 			;
 		next = *end ? end + 1 : end;
 		lineno++;
-		while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		/* Blanks and stray control bytes (a CR) around the line go. */
+		while (end > p && (unsigned char)end[-1] <= ' ')
 			end--;
 		*end = '\0';
-		while (*p == ' ' || *p == '\t')
+		while (*p && (unsigned char)*p <= ' ')
 			p++;
 		if (!*p || *p == '#')
 			continue;
@@ -1121,6 +1168,7 @@ static int list_dev(const char *dev, void *bus)
 	}
 	put_c('\n');
 	(void)!write(1, line, line_len);
+	line_len = 0;
 	return 0;
 }
 
@@ -1148,7 +1196,7 @@ static int rules_apply(void)
 		return g.bad != 0;
 	g.sock = uevent_open();
 	/* Only the kernel's sysfs sends uevents; any other tree is re-scanned. */
-	if (g.sock < 0 || fstatfs(g.sysfd, &sfs) < 0 || sfs.f_type != SYSFS_MAGIC)
+	if (g.sock < 0 || syscall(SYS_fstatfs, g.sysfd, &sfs) < 0 || sfs.f_type != SYSFS_MAGIC)
 		g.poll_ms = RESCAN_MS;
 	return rules_run();
 }
@@ -1161,32 +1209,34 @@ static int rules_apply(void)
  * init finds the machine as the kernel left it. Pending rules go to a
  * background child, as with -b, so the next init starts at once.
  */
-static void pid1(char **argv, char **envp)
+static const char *const mnt[][3] = {
+	{ "proc", "/proc", "/proc/self" },
+	{ "sysfs", "/sys", "/sys/kernel" },
+	{ "devtmpfs", "/dev", "/dev/kmsg" },
+};
+static int made[3];
+
+static void pid1_mount(void)
 {
-	static const char *const mnt[][3] = {
-		{ "proc", "/proc", "/proc/self" },
-		{ "sysfs", "/sys", "/sys/kernel" },
-		{ "devtmpfs", "/dev", "/dev/kmsg" },
-	};
-	static const char *const init[] = { init_path, "/init", "/sbin/init", "/etc/init", "/bin/init", "/bin/sh" };
-	int made[3], i;
+	int i;
 
 	for (i = 0; i < 3; i++) {
-		made[i] = 0;
 		if (syscall(SYS_faccessat, AT_FDCWD, mnt[i][2], F_OK) == 0)
 			continue;
 		/* /dev keeps its device nodes: /dev/kmsg is one. */
 		made[i] = syscall(SYS_mount, mnt[i][0], mnt[i][1], mnt[i][0],
 		    MS_NOSUID | (i < 2 ? MS_NODEV | MS_NOEXEC : 0), NULL) == 0;
 	}
-	g.kmsg = open_at(AT_FDCWD, "/dev/kmsg", O_WRONLY);
-	g.sysfd = open_at(AT_FDCWD, "/sys", O_RDONLY | O_DIRECTORY);
 	g.background = 1;
-	conf_load("/etc/drvbind.conf", 0);
-	cmdline_load("/proc/cmdline");
-	i = g.sysfd >= 0 ? rules_apply() : 1;
+}
+
+static void pid1_exec(int status, char **argv, char **envp)
+{
+	static const char *const init[] = { init_path, "/init", "/sbin/init", "/etc/init", "/bin/init", "/bin/sh" };
+	int i;
+
 	if (syscall(SYS_getpid) != 1)
-		_exit(i);
+		_exit(status);
 	for (i = 0; i < 3; i++)
 		if (made[i])
 			(void)syscall(SYS_umount2, mnt[i][1], MNT_DETACH);
@@ -1200,7 +1250,7 @@ static void pid1(char **argv, char **envp)
 	}
 	say(LOG_ERR, "no init to run: %e", errno);
 	for (;;)
-		pause();
+		(void)syscall(SYS_ppoll, NULL, 0, NULL, NULL, 0);
 }
 
 static int usage_error(const char *what, char opt)
@@ -1213,16 +1263,19 @@ static int usage_error(const char *what, char opt)
 int main(int argc, char **argv, char **envp)
 {
 	const char *root = "/sys", *cmdfile = NULL, *conffile = NULL, *tval = NULL, *mval = NULL, *err;
-	static const char flag_opts[] = "blnqv", value_opts[] = "ckmrt";
+	/* Five flags, then five options that take a value. */
+	static const char opts[] = "blnqvckmrt";
 	int listing = 0, *flag[] = { &g.background, &listing, &g.dry, &g.quiet, &g.verbose };
 	const char **value[] = { &conffile, &cmdfile, &mval, &root, &tval };
 	unsigned t = 0;
-	int i;
+	int i, pid1 = syscall(SYS_getpid) == 1;
 
 	/* A background child whose stderr went away must not die of it. */
 	sig_set(SIGPIPE, SIG_IGN);
-	if (syscall(SYS_getpid) == 1)
-		pid1(argv, envp);
+	if (pid1) {
+		pid1_mount();
+		argc = 1;
+	}
 	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		const char *a = argv[i] + 1;
 		int k;
@@ -1231,21 +1284,20 @@ int main(int argc, char **argv, char **envp)
 			break;
 		}
 		for (; *a; a++) {
-			for (k = 0; flag_opts[k] && flag_opts[k] != *a; k++)
+			for (k = 0; opts[k] && opts[k] != *a; k++)
 				;
-			if (flag_opts[k]) {
+			if (k < 5) {
 				*flag[k] = 1;
 				continue;
 			}
-			for (k = 0; value_opts[k] && value_opts[k] != *a; k++)
-				;
 			if (*a == 'h' || *a == 'V') {
 				(void)!write(1, *a == 'h' ? usage : "drvbind " VERSION "\n",
 				    *a == 'h' ? sizeof usage - 1 : sizeof "drvbind " VERSION);
 				return 0;
 			}
-			if (!value_opts[k])
+			if (!opts[k])
 				return usage_error("unknown option", *a);
+			k -= 5;
 			*value[k] = a[1] ? a + 1 : argv[++i];
 			if (!*value[k])
 				return usage_error("missing value", *a);
@@ -1256,9 +1308,14 @@ int main(int argc, char **argv, char **envp)
 		return usage_error(err, 't');
 	if (listing && argc - i > 1)
 		return usage_error("one bus at most", 'l');
+	/* At boot the console may be quiet or gone: the kernel log keeps the lines. */
+	if (i == argc && !cmdfile)
+		g.kmsg = open_at(AT_FDCWD, "/dev/kmsg", O_WRONLY);
 	g.sysfd = open_at(AT_FDCWD, root, O_RDONLY | O_DIRECTORY);
 	if (g.sysfd < 0 || !sys_exists("bus")) {
 		say(LOG_ERR, "%s: not a sysfs tree: %e", root, g.sysfd < 0 ? errno : ENOENT);
+		if (pid1)
+			pid1_exec(1, argv, envp);
 		return 1;
 	}
 	if (listing)
@@ -1268,9 +1325,6 @@ int main(int argc, char **argv, char **envp)
 		while (i < argc)
 			rule_add(argv[i++], "");
 	} else {
-		/* At boot the console may be quiet or gone: the kernel log keeps the lines. */
-		if (!cmdfile)
-			g.kmsg = open_at(AT_FDCWD, "/dev/kmsg", O_WRONLY);
 		conf_load(conffile ? conffile : "/etc/drvbind.conf", conffile != NULL);
 		cmdline_load(cmdfile ? cmdfile : "/proc/cmdline");
 	}
@@ -1281,5 +1335,8 @@ int main(int argc, char **argv, char **envp)
 		g.modprobe = mval;
 	if (g.dry)
 		g.timeout = 0;
-	return rules_apply();
+	i = rules_apply();
+	if (pid1)
+		pid1_exec(i, argv, envp);
+	return i;
 }
