@@ -44,9 +44,8 @@ CRT1      = $(CRT1_$(ARCH))
 # 64 KiB default pads the file to 64 KiB), and no .eh_frame from libc.a
 # (musl's arm64 libc carries one, 1664 bytes; nothing here unwinds):
 # the script given with -T is inserted into the linker's default one.
-# The program starts
-# from musl's crt1.o alone: gcc's crtbegin/crtend only register C++
-# constructors and unwind tables, and bring both along.
+# The program starts from musl's crt1.o alone: gcc's crtbegin/crtend
+# only register C++ constructors and unwind tables, and bring both along.
 TINY_CFLAGS  = -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
                -fno-expensive-optimizations -fno-if-conversion -fno-move-loop-invariants \
                -fno-ipa-cp -fno-ipa-modref -fno-pie -fno-jump-tables -flto $(TINY_CFLAGS_$(ARCH))
