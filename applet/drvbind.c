@@ -78,9 +78,12 @@ struct rule {
 	char ovr[NAME_SZ];	/* driver_override before the first change */
 };
 
+/* The flags -b -l -n -q -v set, in the order of `opts' in main. */
+enum { BG, LISTING, DRY, QUIET, VERBOSE };
+
 static struct {
 	int sysfd, kmsg, sock, poll_ms;
-	int verbose, quiet, dry, background;
+	int flag[5];
 	unsigned timeout;
 	const char *modprobe;
 	int nrules, bad;
@@ -201,7 +204,7 @@ static void say(int prio, const char *fmt, ...)
 	va_list ap;
 	int e = errno, n;
 
-	if (prio == LOG_DEBUG && !g.verbose)
+	if (prio == LOG_DEBUG && !g.flag[VERBOSE])
 		return;
 	if (!line_len) {
 		line_len = 3;
@@ -234,7 +237,7 @@ static void say(int prio, const char *fmt, ...)
 		line[0] = '<', line[1] = (char)('0' + prio), line[2] = '>';
 		if (g.kmsg >= 0 && prio != LOG_DEBUG)
 			(void)!write(g.kmsg, line, line_len);
-		if (!g.quiet || prio <= LOG_WARNING)
+		if (!g.flag[QUIET] || prio <= LOG_WARNING)
 			(void)!write(2, line + 3, line_len - 3);
 		line_len = 0;
 	}
@@ -263,9 +266,13 @@ static int prefix(const char *s, const char *p)
 	return 1;
 }
 
+/* errno kept: it is the answer of the call before. */
 static void fd_close(int fd)
 {
+	int e = errno;
+
 	(void)syscall(SYS_close, fd);
+	errno = e;
 }
 
 /* The raw call: musl's openat is a variadic wrapper; every fd here is close-on-exec. */
@@ -383,35 +390,51 @@ static int sys_exists(const char *path)
 }
 
 /* One write() of the whole value: sysfs stores take a value per write. errno 0: short. */
-static int attr_write(const char *path, const char *val)
+static int fd_put(int fd, const char *path, const char *val)
 {
 	size_t len = str_len(val);
 	ssize_t n;
-	int fd, e;
 
 	say(LOG_DEBUG, "write %s %q", path, val);
-	fd = sys_open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
 	n = write(fd, val, len);
-	e = n < 0 ? errno : 0;
-	fd_close(fd);
 	if (n == (ssize_t)len)
 		return 0;
-	errno = e;
+	if (n >= 0)
+		errno = 0;
 	return -1;
 }
 
-/* Reads a whole attribute (sysfs returns it in one read) without its newline. */
-static int attr_read(const char *path, char *buf, size_t size)
+/*
+ * Writes to an attribute that is open already (fd), or else opens it
+ * for the one write. One look at a rule keeps its driver_override and
+ * its driver's bind open, so that reading and then writing one, or
+ * finding and then writing the other, costs one open; sysfs takes a
+ * store at any file offset.
+ */
+static int attr_put(int fd, const char *path, const char *val)
 {
-	ssize_t n;
-	int fd = sys_open(path, O_RDONLY);
+	int own = fd < 0, ret;
 
-	if (fd < 0)
+	if (own && (fd = sys_open(path, O_WRONLY)) < 0) {
+		say(LOG_DEBUG, "write %s %q", path, val);
 		return -1;
-	n = read(fd, buf, size);
-	fd_close(fd);
+	}
+	ret = fd_put(fd, path, val);
+	if (own)
+		fd_close(fd);
+	return ret;
+}
+
+static int attr_write(const char *path, const char *val)
+{
+	return attr_put(-1, path, val);
+}
+
+/* Reads a whole attribute (sysfs returns it in one read) without its newline. */
+static int fd_get(int fd, char *buf, size_t size)
+{
+	ssize_t n = read(fd, buf, size);
+
 	if (n < 0)
 		return -1;
 	if ((size_t)n == size) {
@@ -422,6 +445,17 @@ static int attr_read(const char *path, char *buf, size_t size)
 		n--;
 	buf[n] = '\0';
 	return 0;
+}
+
+static int attr_read(const char *path, char *buf, size_t size)
+{
+	int fd = sys_open(path, O_RDONLY), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = fd_get(fd, buf, size);
+	fd_close(fd);
+	return ret;
 }
 
 /* The last component of a link's target: the driver a "driver" link names. */
@@ -526,13 +560,19 @@ static int dev_write(const struct rule *r, const char *attr, const char *val)
 	return attr_write(p, val);
 }
 
-static int drv_write(const struct rule *r, const char *drv, const char *attr, const char *val)
+/* fd: the attribute open already, or -1. */
+static int drv_put(const struct rule *r, const char *drv, const char *attr, const char *val, int fd)
 {
 	char p[PATH_SZ];
 
 	if (node_path(p, r->bus, "/drivers/", drv, attr) < 0)
 		return -1;
-	return attr_write(p, val);
+	return attr_put(fd, p, val);
+}
+
+static int drv_write(const struct rule *r, const char *drv, const char *attr, const char *val)
+{
+	return drv_put(r, drv, attr, val, -1);
 }
 
 struct find_ctx {
@@ -613,7 +653,7 @@ static void drv_request(struct rule *r)
 	char *argv[] = { (char *)g.modprobe, "-q", "--", r->s.drv, NULL };
 	pid_t pid;
 
-	if (r->asked || !*g.modprobe || g.dry)
+	if (r->asked || !*g.modprobe || g.flag[DRY])
 		return;
 	r->asked = 1;
 	say(LOG_DEBUG, "asking %s for %s", g.modprobe, r->s.drv);
@@ -632,14 +672,14 @@ static void drv_request(struct rule *r)
 /* "BUS/DEV: OLD -> NEW", with the id taught where new_id was needed. */
 static void say_moved(struct rule *r, const char *to)
 {
-	say(MORE, "%r: %s%s -> %s", r, g.dry ? "would move " : "", drv_or_none(r->orig), to);
+	say(MORE, "%r: %s%s -> %s", r, g.flag[DRY] ? "would move " : "", drv_or_none(r->orig), to);
 	say(LOG_INFO, r->id[0] ? " (new_id \"%s\")" : "", r->id);
 	r->state = DONE;
 }
 
 static void say_stays(struct rule *r, const char *drv)
 {
-	say(LOG_INFO, "%r: %s%s%s", r, g.dry ? "would stay " : "already ", *drv ? "on " : "unbound", drv);
+	say(LOG_INFO, "%r: %s%s%s", r, g.flag[DRY] ? "would stay " : "already ", *drv ? "on " : "unbound", drv);
 	r->state = DONE;
 }
 
@@ -668,8 +708,9 @@ static const char *teach(struct rule *r)
 	else if (!cur[0] && drv_write(r, r->s.drv, "bind", r->s.dev) < 0 && errno != EBUSY)
 		step = "bind";
 	e = errno;
-	if (drv_has(r, r->s.drv, "remove_id") && drv_write(r, r->s.drv, "remove_id", id) < 0)
-		say(LOG_WARNING, "%r: cannot take id \"%s\" back out of %s: %e", r, id, r->s.drv, errno);
+	/* Not every bus has remove_id (ENOENT): there the id stays. */
+	if (drv_write(r, r->s.drv, "remove_id", id) < 0 && errno != ENOENT)
+		say(LOG_WARNING, "%r: %s/remove_id \"%s\": %e", r, r->s.drv, id, errno);
 	errno = e;
 	return step;
 }
@@ -690,15 +731,16 @@ static int busid_write(struct rule *r, const char *verb)
  * that binds nothing succeeds too). A native driver may still be probing
  * a device that just appeared: an unbind that says ENODEV or a bind that
  * says EBUSY means the device changed hands meanwhile, so look again.
- * fwd: the rule's own move, where match_busid and new_id apply.
+ * fwd: the rule's own move, where match_busid and new_id apply; `cur'
+ * holds the driver just read and `bind' is the new driver's bind, open.
  * Returns NULL, or the failed step with errno set (MISPLACED: on `cur').
  */
-static const char *dev_move(struct rule *r, const char *to, int fwd, char *cur)
+static const char *dev_move(struct rule *r, const char *to, int fwd, int bind, char *cur)
 {
 	int tries, e;
 
 	for (tries = 0; tries < BUSY_RETRIES; tries++) {
-		if (dev_driver(r->bus, r->s.dev, cur) < 0)
+		if ((tries || !fwd) && dev_driver(r->bus, r->s.dev, cur) < 0)
 			return "driver link";
 		if (!strcmp(cur, to))
 			return NULL;
@@ -709,13 +751,13 @@ static const char *dev_move(struct rule *r, const char *to, int fwd, char *cur)
 		}
 		if (!*to)
 			continue;
-		/* usbip-host takes only the devices listed in its match_busid. */
-		if (fwd && !r->busid && drv_has(r, to, "match_busid")) {
+		/* usbip-host takes only the USB devices listed in its match_busid. */
+		if (fwd && !r->busid && !strcmp(r->bus, "usb") && drv_has(r, to, "match_busid")) {
 			if (busid_write(r, "add ") < 0)
 				return "match_busid";
 			r->busid = 1;
 		}
-		if (drv_write(r, to, "bind", r->s.dev) == 0)
+		if (drv_put(r, to, "bind", r->s.dev, fwd ? bind : -1) == 0)
 			break;
 		e = errno;
 		if (fwd && e == ENODEV && drv_has(r, to, "new_id")) {
@@ -750,7 +792,7 @@ static const char *rollback(struct rule *r, int ovr)
 	/* A zero-byte write never reaches sysfs; "\n" clears the override. */
 	if (ovr && dev_write(r, "driver_override", r->ovr[0] ? r->ovr : "\n") < 0)
 		return "driver_override";
-	if (r->orig[0] && (step = dev_move(r, r->orig, 0, cur)) && errno == MISPLACED)
+	if (r->orig[0] && (step = dev_move(r, r->orig, 0, -1, cur)) && errno == MISPLACED)
 		errno = cur[0] ? EBUSY : ENODEV;
 	/* A device held while its driver loaded had no driver only because of the hold. */
 	if (!r->orig[0] && r->held && node_path(p, r->bus, "/drivers_probe", "", NULL) == 0)
@@ -785,8 +827,12 @@ static void rule_fail(struct rule *r, const char *step, const char *cur, int ovr
 	r->state = FAILED;
 }
 
-/* Steps 3 to 7 of a rule: override, unbind, bind, verify, or roll back. */
-static void rule_move(struct rule *r, const char *cur, int ovr)
+/*
+ * Steps 3 to 7 of a rule: override, unbind, bind, verify, or roll back.
+ * ovr: the device has driver_override, at `op', open as `ofd' (or -1);
+ * `bind' is the new driver's bind, open (or -1).
+ */
+static void rule_move(struct rule *r, const char *cur, int ovr, int ofd, const char *op, int bind)
 {
 	const char *to = r->none ? "" : r->s.drv, *step;
 	char now[NAME_SZ];
@@ -801,11 +847,12 @@ static void rule_move(struct rule *r, const char *cur, int ovr)
 		return;
 	}
 	copy(r->orig, cur);
-	if (!g.dry) {
-		if (ovr && dev_write(r, "driver_override", r->none ? "none" : to) < 0)
+	copy(now, cur);
+	if (!g.flag[DRY]) {
+		if (ovr && attr_put(ofd, op, r->none ? "none" : to) < 0)
 			step = "driver_override";
 		else
-			step = dev_move(r, to, 1, now);
+			step = dev_move(r, to, 1, bind, now);
 		if (step) {
 			rule_fail(r, step, now, ovr);
 			return;
@@ -817,23 +864,31 @@ static void rule_move(struct rule *r, const char *cur, int ovr)
 		say_stays(r, to);
 }
 
-static void rule_step(struct rule *r, long long now)
+/*
+ * One look at a rule: the device's driver and override, the driver's
+ * bind. The override and the bind stay open for the move (attr_put).
+ */
+static void rule_look(struct rule *r, long long now, int *ofd, int *bind)
 {
-	char cur[NAME_SZ], p[PATH_SZ], v[NAME_SZ] = "";
+	char cur[NAME_SZ], op[PATH_SZ], bp[PATH_SZ], v[NAME_SZ] = "";
 	int ovr;
 
-	if (dev_find(r) <= 0)
-		return;
-	if (dev_driver(r->bus, r->s.dev, cur) < 0) {
-		say(LOG_ERR, "%r: cannot read driver link: %e", r, errno);
-		r->state = FAILED;
-		return;
+	/* A driver link proves the device is there: one call, where the bus is known. */
+	if (!r->bus[0] || dev_driver(r->bus, r->s.dev, cur) < 0 || !cur[0]) {
+		if (dev_find(r) <= 0)
+			return;
+		if (dev_driver(r->bus, r->s.dev, cur) < 0) {
+			say(LOG_ERR, "%r: cannot read driver link: %e", r, errno);
+			r->state = FAILED;
+			return;
+		}
 	}
-	ovr = dev_path(p, r, "driver_override") == 0 && (attr_read(p, v, sizeof v) == 0 || errno != ENOENT);
+	ovr = dev_path(op, r, "driver_override") == 0 &&
+	    ((*ofd = sys_open(op, O_RDWR)) >= 0 || errno != ENOENT);
 	/* Kept for the rollback, until the hold changes it; "(null)" is the kernel's word for unset. */
-	if (ovr && !r->held && strcmp(v, "(null)"))
+	if (*ofd >= 0 && fd_get(*ofd, v, sizeof v) == 0 && !r->held && strcmp(v, "(null)"))
 		copy(r->ovr, v);
-	if (r->none && !cur[0] && !ovr && !g.dry) {
+	if (r->none && !cur[0] && !ovr && !g.flag[DRY]) {
 		/*
 		 * No driver_override on this bus: an unbound device that has
 		 * just appeared may still be probed by its native driver a
@@ -851,17 +906,28 @@ static void rule_step(struct rule *r, long long now)
 	 * The kernel makes a driver's directory before its bind file and
 	 * sends the add uevent last: only the bind file says it is there.
 	 */
-	if (!r->none && strcmp(cur, r->s.drv) && !drv_has(r, r->s.drv, "bind")) {
+	if (!r->none && strcmp(cur, r->s.drv) && node_path(bp, r->bus, "/drivers/", r->s.drv, "bind") == 0 &&
+	    (*bind = sys_open(bp, O_WRONLY)) < 0 && errno == ENOENT) {
 		drv_request(r);
 		/* Keep the native driver from taking the device while its driver loads. */
-		if (!cur[0] && ovr && !r->held && !g.dry && g.timeout &&
-		    dev_write(r, "driver_override", r->s.drv) == 0) {
+		if (!cur[0] && ovr && !r->held && !g.flag[DRY] && g.timeout && attr_put(*ofd, op, r->s.drv) == 0) {
 			r->held = 1;
 			say(LOG_DEBUG, "%r: held for %s by driver_override", r, r->s.drv);
 		}
 		return;
 	}
-	rule_move(r, cur, ovr);
+	rule_move(r, cur, ovr, *ofd, op, *bind);
+}
+
+static void rule_step(struct rule *r, long long now)
+{
+	int ofd = -1, bind = -1;
+
+	rule_look(r, now, &ofd, &bind);
+	if (ofd >= 0)
+		fd_close(ofd);
+	if (bind >= 0)
+		fd_close(bind);
 }
 
 /* The deadline passed: say what is missing, and hand a held device back. */
@@ -937,7 +1003,7 @@ static void uevent_wait(long long until)
 			continue;
 		if (n < 0)
 			break;
-		if (g.verbose && uevent_parse(buf, (size_t)n, &action, &devpath) == 0)
+		if (g.flag[VERBOSE] && uevent_parse(buf, (size_t)n, &action, &devpath) == 0)
 			say(LOG_DEBUG, "uevent %s %s", action, devpath);
 	}
 }
@@ -986,7 +1052,7 @@ static int rules_run(void)
 		}
 		if (!pending || now >= deadline)
 			break;
-		if (g.background && !forked && (forked = 1) && bg_fork(pending))
+		if (g.flag[BG] && !forked && (forked = 1) && bg_fork(pending))
 			goto count;
 		uevent_wait(next);
 	}
@@ -1227,7 +1293,7 @@ static void pid1_mount(void)
 		made[i] = syscall(SYS_mount, mnt[i][0], mnt[i][1], mnt[i][0],
 		    MS_NOSUID | (i < 2 ? MS_NODEV | MS_NOEXEC : 0), NULL) == 0;
 	}
-	g.background = 1;
+	g.flag[BG] = 1;
 }
 
 static void pid1_exec(int status, char **argv, char **envp)
@@ -1262,11 +1328,11 @@ static int usage_error(const char *what, char opt)
 
 int main(int argc, char **argv, char **envp)
 {
-	const char *root = "/sys", *cmdfile = NULL, *conffile = NULL, *tval = NULL, *mval = NULL, *err;
-	/* Five flags, then five options that take a value. */
+	/* The options that take a value, in the order of `opts'. */
+	enum { CONF, CMDLINE, MODPROBE, ROOT, SECS };
+	const char *val[5] = { NULL, NULL, NULL, "/sys", NULL }, *err;
+	/* Five flags (g.flag), then five options that take a value (val). */
 	static const char opts[] = "blnqvckmrt";
-	int listing = 0, *flag[] = { &g.background, &listing, &g.dry, &g.quiet, &g.verbose };
-	const char **value[] = { &conffile, &cmdfile, &mval, &root, &tval };
 	unsigned t = 0;
 	int i, pid1 = syscall(SYS_getpid) == 1;
 
@@ -1287,7 +1353,7 @@ int main(int argc, char **argv, char **envp)
 			for (k = 0; opts[k] && opts[k] != *a; k++)
 				;
 			if (k < 5) {
-				*flag[k] = 1;
+				g.flag[k] = 1;
 				continue;
 			}
 			if (*a == 'h' || *a == 'V') {
@@ -1298,42 +1364,42 @@ int main(int argc, char **argv, char **envp)
 			if (!opts[k])
 				return usage_error("unknown option", *a);
 			k -= 5;
-			*value[k] = a[1] ? a + 1 : argv[++i];
-			if (!*value[k])
+			val[k] = a[1] ? a + 1 : argv[++i];
+			if (!val[k])
 				return usage_error("missing value", *a);
 			break;
 		}
 	}
-	if (tval && (err = secs_parse(tval, &t)))
+	if (val[SECS] && (err = secs_parse(val[SECS], &t)))
 		return usage_error(err, 't');
-	if (listing && argc - i > 1)
+	if (g.flag[LISTING] && argc - i > 1)
 		return usage_error("one bus at most", 'l');
 	/* At boot the console may be quiet or gone: the kernel log keeps the lines. */
-	if (i == argc && !cmdfile)
+	if (i == argc && !val[CMDLINE])
 		g.kmsg = open_at(AT_FDCWD, "/dev/kmsg", O_WRONLY);
-	g.sysfd = open_at(AT_FDCWD, root, O_RDONLY | O_DIRECTORY);
+	g.sysfd = open_at(AT_FDCWD, val[ROOT], O_RDONLY | O_DIRECTORY);
 	if (g.sysfd < 0 || !sys_exists("bus")) {
-		say(LOG_ERR, "%s: not a sysfs tree: %e", root, g.sysfd < 0 ? errno : ENOENT);
+		say(LOG_ERR, "%s: not a sysfs tree: %e", val[ROOT], g.sysfd < 0 ? errno : ENOENT);
 		if (pid1)
 			pid1_exec(1, argv, envp);
 		return 1;
 	}
-	if (listing)
+	if (g.flag[LISTING])
 		return (argv[i] ? list_bus(argv[i], NULL) : dir_scan("bus", list_bus, NULL)) < 0;
 
 	if (i < argc) {
 		while (i < argc)
 			rule_add(argv[i++], "");
 	} else {
-		conf_load(conffile ? conffile : "/etc/drvbind.conf", conffile != NULL);
-		cmdline_load(cmdfile ? cmdfile : "/proc/cmdline");
+		conf_load(val[CONF] ? val[CONF] : "/etc/drvbind.conf", val[CONF] != NULL);
+		cmdline_load(val[CMDLINE] ? val[CMDLINE] : "/proc/cmdline");
 	}
 	/* -t and -m win over what the command line and the config file say. */
-	if (tval)
+	if (val[SECS])
 		g.timeout = t;
-	if (mval)
-		g.modprobe = mval;
-	if (g.dry)
+	if (val[MODPROBE])
+		g.modprobe = val[MODPROBE];
+	if (g.flag[DRY])
 		g.timeout = 0;
 	i = rules_apply();
 	if (pid1)

@@ -269,7 +269,7 @@ pci_e1000() {
 	[ ! -e "$SYS/devices/pci0000:00/0000:00:1d.7/usb1/1-1" ]
 	[ -z "$(ls "$SYS/bus/usb/drivers/usb-storage" | grep 1-1)" ]
 	wait_for "$FAKE/uevents" '^remove@.*/usb1/1-1 '
-	run cat "$FAKE/uevents"
+	run fake_uevents
 	assert_output_is <<-EOF
 	unbind@/devices/pci0000:00/0000:00:1d.7/usb1/1-1/1-1:1.0 SUBSYSTEM=usb
 	remove@/devices/pci0000:00/0000:00:1d.7/usb1/1-1/1-1:1.0 SUBSYSTEM=usb
@@ -286,8 +286,8 @@ pci_e1000() {
 	printf %s "$E1000" >"$SYS/bus/pci/drivers/e1000/bind"
 	printf %s "$E1000" >"$SYS/bus/pci/drivers/e1000/unbind"
 	fake_uevent add /bus/pci/drivers/vfio-pci SUBSYSTEM=drivers
-	wait_for "$FAKE/uevents" '^add@'
-	run cat "$FAKE/uevents"
+	wait_for "$FAKE/uevents" '^add@/bus/'
+	run fake_uevents
 	assert_output_is <<-EOF
 	bind@/devices/pci0000:00/$E1000 SUBSYSTEM=pci DRIVER=e1000
 	unbind@/devices/pci0000:00/$E1000 SUBSYSTEM=pci
@@ -303,8 +303,8 @@ pci_e1000() {
 	fake_later 0.2 fake_device pci "$E1000" vendor=0x8086 device=0x100e
 	fake_later 0.4 fake_probe pci "$E1000"
 	[ ! -e "$SYS/bus/pci/devices/$E1000" ]
-	wait_for "$FAKE/uevents" '^bind@'
-	run cat "$FAKE/uevents"
+	wait_for "$FAKE/uevents" '^bind@/devices/pci'
+	run fake_uevents
 	assert_output_is <<-EOF
 	add@/devices/pci0000:00/$E1000 SUBSYSTEM=pci
 	bind@/devices/pci0000:00/$E1000 SUBSYSTEM=pci DRIVER=e1000

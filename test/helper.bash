@@ -307,6 +307,12 @@ fake_listen() {
 	return 1
 }
 
+# fake_uevents: what fake_listen recorded, less the real kernel's own
+# events that reach every namespace (a FUSE mount's bdi, a module load)
+fake_uevents() {
+	grep -Ev '^[a-z]+@/(devices/virtual|module)/' "$FAKE/uevents"
+}
+
 # fake_tree: the mounted tree, links shown as "a -> b"
 fake_tree() {
 	local f
