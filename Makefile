@@ -28,7 +28,13 @@ LDFLAGS   =
 PREFIX    = /usr/local
 SBINDIR   = $(PREFIX)/sbin
 MANDIR    = $(PREFIX)/share/man
+DATADIR   = $(PREFIX)/share/drvbind
 DESTDIR   =
+# Where each initramfs builder reads its hooks: fixed paths, whatever PREFIX.
+ITOOLSDIR = /usr/share/initramfs-tools
+DRACUTDIR = /usr/lib/dracut/modules.d/90drvbind
+CPIODIR   = /usr/lib/initcpio
+UNITDIR   = /usr/lib/systemd/system
 BATS      = bats
 SIZE_MAX  = 16384
 # musl's own start file: see TINY_LDFLAGS.
@@ -68,9 +74,13 @@ CROSS    = arm64 armhf
 CROSS_TESTS = test/build.bats test/rules.bats test/bind.bats test/wait.bats
 
 # The packages the tests use (Debian names); the product needs musl alone.
-# The :arm64 and :armhf ones need `dpkg --add-architecture`, done by deps.
+# initramfs-tools and dracut-core (not dracut, which conflicts with
+# initramfs-tools) are the real builders the initramfs tests run; udev and
+# systemd go into their images; zstd unpacks them. The :arm64 and :armhf
+# ones, for the cross builds, need `dpkg --add-architecture`, done by deps.
 DEPS = musl-tools gcc make bats fuse3 libfuse3-dev pkg-config binutils \
        qemu-system-x86 busybox-static cpio kmod \
+       initramfs-tools dracut-core udev systemd zstd e2fsprogs shellcheck \
        gcc-aarch64-linux-gnu musl-dev:arm64 gcc-arm-linux-gnueabihf musl-dev:armhf \
        qemu-user-static qemu-system-arm
 FOREIGN = arm64 armhf
@@ -158,15 +168,42 @@ demo-fake: deps
 	$(MAKE) all $(TEST_BIN)
 	bash test/demo.sh
 
-install: $(O)/drvbind
-	mkdir -p $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8
-	cp $(O)/drvbind $(DESTDIR)$(SBINDIR)/drvbind
-	chmod 755 $(DESTDIR)$(SBINDIR)/drvbind
-	cp applet/drvbind.8 $(DESTDIR)$(MANDIR)/man8/drvbind.8
-	chmod 644 $(DESTDIR)$(MANDIR)/man8/drvbind.8
+# The initramfs files name the installed binary and modules.sh: the
+# paths are filled in as they are installed.
+SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' -e 's|@UNITDIR@|$(UNITDIR)|g'
 
+install: $(O)/drvbind
+	mkdir -p $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(DATADIR) $(DESTDIR)$(ITOOLSDIR)/hooks $(DESTDIR)$(ITOOLSDIR)/scripts/init-top \
+		$(DESTDIR)$(DRACUTDIR) $(DESTDIR)$(CPIODIR)/install $(DESTDIR)$(CPIODIR)/hooks \
+		$(DESTDIR)$(UNITDIR)
+	cp $(O)/drvbind $(DESTDIR)$(SBINDIR)/drvbind
+	cp applet/drvbind.8 $(DESTDIR)$(MANDIR)/man8/drvbind.8
+	cp applet/drvbind.conf.5 $(DESTDIR)$(MANDIR)/man5/drvbind.conf.5
+	cp initramfs/modules.sh $(DESTDIR)$(DATADIR)/modules.sh
+	$(SUBST) initramfs/initramfs-tools/hook > $(DESTDIR)$(ITOOLSDIR)/hooks/drvbind
+	cp initramfs/initramfs-tools/init-top $(DESTDIR)$(ITOOLSDIR)/scripts/init-top/drvbind
+	$(SUBST) initramfs/dracut/module-setup.sh > $(DESTDIR)$(DRACUTDIR)/module-setup.sh
+	cp initramfs/dracut/drvbind.sh $(DESTDIR)$(DRACUTDIR)/drvbind.sh
+	$(SUBST) initramfs/mkinitcpio/install > $(DESTDIR)$(CPIODIR)/install/drvbind
+	cp initramfs/mkinitcpio/hook $(DESTDIR)$(CPIODIR)/hooks/drvbind
+	cp initramfs/drvbind.service $(DESTDIR)$(UNITDIR)/drvbind.service
+	chmod 755 $(DESTDIR)$(SBINDIR)/drvbind $(DESTDIR)$(ITOOLSDIR)/hooks/drvbind \
+		$(DESTDIR)$(ITOOLSDIR)/scripts/init-top/drvbind $(DESTDIR)$(DRACUTDIR)/module-setup.sh \
+		$(DESTDIR)$(DRACUTDIR)/drvbind.sh
+	chmod 644 $(DESTDIR)$(MANDIR)/man8/drvbind.8 $(DESTDIR)$(MANDIR)/man5/drvbind.conf.5 \
+		$(DESTDIR)$(DATADIR)/modules.sh $(DESTDIR)$(CPIODIR)/install/drvbind \
+		$(DESTDIR)$(CPIODIR)/hooks/drvbind $(DESTDIR)$(UNITDIR)/drvbind.service
+
+# Exactly what install put there; of the directories only drvbind's own.
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/drvbind $(DESTDIR)$(MANDIR)/man8/drvbind.8
+	rm -f $(DESTDIR)$(SBINDIR)/drvbind $(DESTDIR)$(MANDIR)/man8/drvbind.8 \
+		$(DESTDIR)$(MANDIR)/man5/drvbind.conf.5 $(DESTDIR)$(DATADIR)/modules.sh \
+		$(DESTDIR)$(ITOOLSDIR)/hooks/drvbind $(DESTDIR)$(ITOOLSDIR)/scripts/init-top/drvbind \
+		$(DESTDIR)$(DRACUTDIR)/module-setup.sh $(DESTDIR)$(DRACUTDIR)/drvbind.sh \
+		$(DESTDIR)$(CPIODIR)/install/drvbind $(DESTDIR)$(CPIODIR)/hooks/drvbind \
+		$(DESTDIR)$(UNITDIR)/drvbind.service
+	rmdir $(DESTDIR)$(DATADIR) $(DESTDIR)$(DRACUTDIR) 2>/dev/null || true
 
 clean:
 	rm -rf build

@@ -1,0 +1,132 @@
+#!/usr/bin/env bats
+# The initramfs integrations proven with the real builders: images made
+# by mkinitramfs and by dracut (with systemd as the initrd's init, and
+# with its shell init) from drvbind as `make install` stages it, each
+# booted under QEMU (TCG) with Debian's kernel into an ext4 root disk
+# whose /sbin/init (test/initramfs/root-init) reports what it found.
+# test/initramfs/run.sh builds and boots; see it for the setup.
+#
+# Every boot has two e1000s: 0000:00:05.0 named by the rule baked into
+# the image (/etc/drvbind.conf: pci/0000:00:05.0:pci-stub) and
+# 0000:00:06.0 named by none, so that udev's coldplug loads e1000 and
+# would take both. The boot's command line adds a rule for 0000:00:1f.0,
+# which never appears, with drvbind.timeout=600: far longer than QEMU is
+# allowed to run, so a boot that waited for it would never reach the
+# root's init.
+#
+# Results are lines "root.KEY VALUE" in build/initramfs/out/IMAGE/results,
+# beside build.log (the builder's output) and contents (its file list).
+
+setup_file() {
+	TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+	export OUT=$TOP/build/initramfs/out
+	mkdir -p "$TOP/build/initramfs"
+	"$TOP/test/initramfs/run.sh" >"$TOP/build/initramfs/run.log" 2>&1
+}
+
+# booted IMAGE: the real root's init ran and reported to the end.
+booted() {
+	local d=$OUT/$1
+	if [[ $(cat "$d/qemu.status" 2>/dev/null) == 0 ]] && grep -qx end "$d/results" 2>/dev/null; then
+		return 0
+	fi
+	echo "$1 did not boot to the root's init (QEMU status $(cat "$d/qemu.status" 2>/dev/null))"
+	tail -n 30 "$d/console.log" 2>/dev/null
+	return 1
+}
+
+# has IMAGE KEY VALUE: one of KEY's lines is exactly VALUE.
+has() {
+	grep -qxF -- "$2 $3" "$OUT/$1/results" && return 0
+	echo "$1: no line: $2 $3; $2 lines are:"
+	grep -F -- "$2" "$OUT/$1/results"
+	return 1
+}
+
+# holds IMAGE REGEX: a file of the image matches (lsinitramfs/lsinitrd).
+holds() {
+	grep -qE -- "$2" "$OUT/$1/contents" && return 0
+	echo "$1: no file matching $2 in the image"
+	return 1
+}
+
+# said IMAGE LINE: the builder printed LINE.
+said() {
+	grep -qxF -- "$2" "$OUT/$1/build.log" && return 0
+	echo "$1: the build did not say: $2"
+	grep -F drvbind "$OUT/$1/build.log"
+	return 1
+}
+
+# applied IMAGE: the rule held when the root's init started, the native
+# driver took the other device, and drvbind said so in the kernel log.
+applied() {
+	booted "$1"
+	has "$1" root.pid 1
+	has "$1" root.link "pci/0000:00:05.0 pci-stub"
+	has "$1" root.override "pci/0000:00:05.0 pci-stub"
+	has "$1" root.link "pci/0000:00:06.0 e1000"
+	# unbound when drvbind came: it ran before coldplug loaded e1000
+	has "$1" root.dmesg "<14>drvbind: pci/0000:00:05.0: none -> pci-stub"
+}
+
+# waiting IMAGE ARGV: drvbind still runs in the real root, as ARGV,
+# waiting for the device that never appears: boot went on without it.
+waiting() {
+	local procs
+	procs=$(awk '$1 == "root.procs" { $1 = ""; print }' "$OUT/$1/results")
+	echo "$1: real root's init at $(awk '$1 == "root.uptime" { print $2 }' "$OUT/$1/results") s; drvbind processes:$procs"
+	[[ $procs == *":$2"* ]]
+	has "$1" root.dmesg "<14>drvbind: waiting in the background for 2 rule(s)"
+}
+
+@test "mkinitramfs, with the hook make install put in place, packs drvbind, its boot script, the config and pci-stub's module" {
+	holds itools '^usr/sbin/drvbind$'
+	holds itools '^scripts/init-top/drvbind$'
+	holds itools '^etc/drvbind\.conf$'
+	holds itools '/pci-stub\.ko$'
+	said itools "drvbind: pci-stub: adding module pci-stub"
+}
+
+@test "booted from the mkinitramfs image, 0000:00:05.0 is on pci-stub before the real root's init runs, while e1000 took 0000:00:06.0" {
+	applied itools
+}
+
+@test "with initramfs-tools, a rule whose device never appears leaves drvbind waiting in the background, and the real root's init starts" {
+	booted itools
+	waiting itools "/sbin/drvbind -b"
+}
+
+@test "dracut --no-hostonly includes the module by itself: drvbind, the config, pci-stub's module, and with systemd the unit, enabled" {
+	holds dracut ' usr/sbin/drvbind$'
+	holds dracut ' etc/drvbind\.conf$'
+	holds dracut '/pci-stub\.ko$'
+	holds dracut ' usr/lib/systemd/system/drvbind\.service$'
+	holds dracut 'sysinit\.target\.wants/drvbind\.service -> '
+	! holds dracut 'hooks/pre-trigger/.*drvbind'
+	said dracut "dracut: *** Including module: drvbind ***"
+	said dracut "drvbind: pci-stub: adding module pci-stub"
+}
+
+@test "booted from dracut's systemd initrd, 0000:00:05.0 is on pci-stub before the real root's init runs, while e1000 took 0000:00:06.0" {
+	holds dracut ' usr/lib/systemd/systemd$'
+	applied dracut
+}
+
+@test "in dracut's systemd initrd, drvbind's waiting child outlives the switch to the real root (argv[0] @drvbind) and does not hold up boot" {
+	booted dracut
+	waiting dracut "@drvbind -b"
+}
+
+@test "dracut with its shell init gets the pre-trigger hook instead of the unit" {
+	holds dracut-sh 'hooks/pre-trigger/10-drvbind\.sh$'
+	! holds dracut-sh 'drvbind\.service'
+	! holds dracut-sh ' usr/lib/systemd/systemd$'
+	holds dracut-sh '/pci-stub\.ko$'
+	said dracut-sh "drvbind: pci-stub: adding module pci-stub"
+}
+
+@test "booted from dracut's shell init, 0000:00:05.0 is on pci-stub before the real root's init runs, and drvbind still waits for the missing device" {
+	applied dracut-sh
+	waiting dracut-sh "/sbin/drvbind -b"
+}

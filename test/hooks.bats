@@ -1,0 +1,337 @@
+#!/usr/bin/env bats
+# The initramfs integrations' own behaviour, without booting: the shared
+# module resolver (initramfs/modules.sh), the boot scripts of each
+# builder run against a stub drvbind, dracut's and mkinitcpio's build
+# files sourced in a harness that stands in for the builder, real
+# mkinitramfs builds of the edge cases, make install, and shellcheck.
+# Files are taken as `make install DESTDIR=` puts them, paths filled in.
+# test/builders.bats boots the real images.
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+	export TOP
+	k=$(sh "$TOP/test/qemu/kernel.sh" "$TOP/build/qemu")
+	export KDIR=${k% *} KVER=${k##* }
+	export STAGE=$BATS_FILE_TMPDIR/stage
+	make -s -C "$TOP" install DESTDIR="$STAGE" PREFIX=/usr
+}
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	mkdir -p "$T/etc" "$T/stub/usr/sbin"
+	: >"$T/drvbind.log"
+	echo "BOOT_IMAGE=/vmlinuz ro quiet" >"$T/cmdline"
+	# /sbin/drvbind as the boot scripts run it: it only says it ran.
+	printf '#!/bin/sh\necho "drvbind $*" >>"%s/drvbind.log"\n' "$T" >"$T/stub/usr/sbin/drvbind"
+	chmod 755 "$T/stub/usr/sbin/drvbind"
+}
+
+# ns COMMAND...: with the stub over /usr/sbin, the staged install and
+# the test kernel's modules over /usr, $T/etc over /etc and
+# $T/cmdline over /proc/cmdline (test/initramfs/ns.sh).
+ns() {
+	sh "$TOP/test/initramfs/ns.sh" -u "$T/stub/usr" -u "$STAGE/usr" -u "$KDIR" -e "$T/etc" -k "$T/cmdline" -- "$@"
+}
+
+# no_conf: /etc/drvbind.conf is absent for ns, even if the machine has
+# one: an overlay whiteout (a 0/0 character device) hides it.
+no_conf() {
+	rm -f "$T/etc/drvbind.conf"
+	mknod "$T/etc/drvbind.conf" c 0 0
+}
+
+# resolve ARG...: modules.sh against the test kernel, stderr kept apart.
+resolve() {
+	run --separate-stderr sh "$TOP/initramfs/modules.sh" -b "$KDIR" "$@" "$KVER"
+}
+
+is() {
+	[[ $2 == "$3" ]] && return 0
+	echo "$1: expected '$3', got '$2'"
+	return 1
+}
+
+@test "every initramfs script is shellcheck-clean" {
+	cd "$TOP"
+	run shellcheck initramfs/prepend.sh initramfs/modules.sh initramfs/initramfs-tools/hook \
+		initramfs/initramfs-tools/init-top initramfs/dracut/module-setup.sh \
+		initramfs/dracut/drvbind.sh initramfs/mkinitcpio/install initramfs/mkinitcpio/hook \
+		test/initramfs/ns.sh test/initramfs/run.sh test/initramfs/root-init
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "make install puts each builder's files where it reads them, paths filled in, and uninstall removes exactly those" {
+	d=$T/dest
+	make -s -C "$TOP" install DESTDIR="$d"
+	run sh -c "cd '$d' && find . -type f | LC_ALL=C sort"
+	is files "$output" "./usr/lib/dracut/modules.d/90drvbind/drvbind.sh
+./usr/lib/dracut/modules.d/90drvbind/module-setup.sh
+./usr/lib/initcpio/hooks/drvbind
+./usr/lib/initcpio/install/drvbind
+./usr/lib/systemd/system/drvbind.service
+./usr/local/sbin/drvbind
+./usr/local/share/drvbind/modules.sh
+./usr/local/share/man/man5/drvbind.conf.5
+./usr/local/share/man/man8/drvbind.8
+./usr/share/initramfs-tools/hooks/drvbind
+./usr/share/initramfs-tools/scripts/init-top/drvbind"
+	# the build-time hooks name the binary and the resolver where PREFIX put them
+	grep -qx 'copy_exec /usr/local/sbin/drvbind /sbin/drvbind' "$d/usr/share/initramfs-tools/hooks/drvbind"
+	grep -qF 'sh /usr/local/share/drvbind/modules.sh "$version"' "$d/usr/share/initramfs-tools/hooks/drvbind"
+	grep -qF 'inst_simple /usr/lib/systemd/system/drvbind.service' "$d/usr/lib/dracut/modules.d/90drvbind/module-setup.sh"
+	! grep -rn '@[A-Z]*DIR@' "$d"
+	[ -x "$d/usr/share/initramfs-tools/hooks/drvbind" ]
+	[ -x "$d/usr/share/initramfs-tools/scripts/init-top/drvbind" ]
+	make -s -C "$TOP" uninstall DESTDIR="$d"
+	is left "$(find "$d" -type f)" ""
+	[ ! -e "$d/usr/lib/dracut/modules.d/90drvbind" ]
+	[ ! -e "$d/usr/local/share/drvbind" ]
+}
+
+@test "the resolver maps rules from the config and the command line to their drivers' modules, each once" {
+	printf '# a comment\n  pci/0000:00:05.0:pci-stub  \ndrvbind.timeout=3\ndrvbind=0000:00:06.0:vfio-pci\n\n0000:00:07.0:none\n' >"$T/conf"
+	printf 'ro quiet drvbind=1-1:1.0:usb-storage drvbind=0000:00:08.0:pci-stub drvbind.timeout=5\n' >"$T/cmd"
+	resolve -c "$T/conf" -k "$T/cmd" -r "$T/nosys"
+	[ "$status" -eq 0 ]
+	is modules "$output" "pci-stub
+vfio-pci
+usb-storage"
+	is messages "$stderr" "drvbind: pci-stub: adding module pci-stub
+drvbind: vfio-pci: adding module vfio-pci
+drvbind: usb-storage: adding module usb-storage"
+}
+
+@test "no config and no rules on the command line: the resolver adds nothing and says nothing" {
+	echo "BOOT_IMAGE=/vmlinuz ro quiet drvbind.timeout=5" >"$T/cmd"
+	resolve -c "$T/none" -k "$T/cmd" -r "$T/nosys"
+	[ "$status" -eq 0 ]
+	is modules "$output" ""
+	is messages "$stderr" ""
+}
+
+@test "a driver whose module cannot be found is named and left out; a built-in one needs none" {
+	printf '0000:00:05.0:nosuch-drv\nserio0:atkbd\n0000:00:06.0:e1000\n' >"$T/conf"
+	resolve -c "$T/conf" -k "$T/none" -r "$T/nosys"
+	[ "$status" -eq 0 ]
+	is modules "$output" "e1000"
+	is messages "$stderr" "drvbind: nosuch-drv: no module found for $KVER; not added
+drvbind: atkbd: built into $KVER, no module needed
+drvbind: e1000: adding module e1000"
+}
+
+@test "a quoted rule on the command line gives its whole driver name, found through the registered driver's module link" {
+	# The driver "RSI-USB WLAN" is registered by module rsi_usb: no
+	# spelling of the name leads to the module, only sysfs does.
+	mkdir -p "$T/sys/bus/usb/drivers/RSI-USB WLAN" "$T/sys/module/rsi_usb"
+	ln -s ../../../../module/rsi_usb "$T/sys/bus/usb/drivers/RSI-USB WLAN/module"
+	printf 'ro "drvbind=1-1:1.0:RSI-USB WLAN" drvbind="pci/0000:00:05.0:vfio-pci" quiet\n' >"$T/cmd"
+	resolve -c "$T/none" -k "$T/cmd" -r "$T/sys"
+	[ "$status" -eq 0 ]
+	is modules "$output" "rsi_usb
+vfio-pci"
+	is messages "$stderr" "drvbind: RSI-USB WLAN: adding module rsi_usb
+drvbind: vfio-pci: adding module vfio-pci"
+}
+
+@test "a driver name differing from its module's by '-' and '_' is still resolved, and rules after a bare -- are not rules" {
+	# e1000e's module file is e1000e.ko; pci_stub is spelled pci-stub.ko
+	printf 'drvbind=0000:00:05.0:pci_stub -- drvbind=0000:00:06.0:e1000e\n' >"$T/cmd"
+	resolve -c "$T/none" -k "$T/cmd" -r "$T/nosys"
+	[ "$status" -eq 0 ]
+	is modules "$output" "pci-stub"
+}
+
+@test "initramfs-tools' boot script starts drvbind -b for a config file, for a command-line rule, and not at all without rules" {
+	s=$STAGE/usr/share/initramfs-tools/scripts/init-top/drvbind
+	run sh "$s" prereqs
+	[ "$status" -eq 0 ]
+	is prereqs "$output" ""
+	no_conf
+	run ns sh "$s"
+	[ "$status" -eq 0 ]
+	is "no rules" "$(cat "$T/drvbind.log")" ""
+	echo "ro drvbind=0000:00:05.0:pci-stub" >"$T/cmdline"
+	run ns sh "$s"
+	[ "$status" -eq 0 ]
+	is "command line" "$(cat "$T/drvbind.log")" "drvbind -b"
+	: >"$T/drvbind.log"
+	echo "ro quiet" >"$T/cmdline"
+	rm "$T/etc/drvbind.conf"
+	echo "0000:00:05.0:pci-stub" >"$T/etc/drvbind.conf"
+	run ns sh "$s"
+	[ "$status" -eq 0 ]
+	is config "$(cat "$T/drvbind.log")" "drvbind -b"
+}
+
+@test "dracut's shell-init hook, sourced as dracut sources it, starts drvbind -b only with rules and never exits" {
+	h=$STAGE/usr/lib/dracut/modules.d/90drvbind/drvbind.sh
+	no_conf
+	run ns sh -c ". '$h'; echo after"
+	is output "$output" "after"
+	is "no rules" "$(cat "$T/drvbind.log")" ""
+	echo 'ro "drvbind=1-1:1.0:RSI-USB WLAN"' >"$T/cmdline"
+	run ns sh -c ". '$h'; echo after"
+	is output "$output" "after"
+	is "command line" "$(cat "$T/drvbind.log")" "drvbind -b"
+}
+
+# dracut_harness [systemd]: module-setup.sh sourced with dracut's
+# functions standing in, each recording its call in $T/calls.
+dracut_harness() {
+	cat >"$T/harness.sh" <<EOF
+initdir=$T/initdir kernel=$KVER moddir=/usr/lib/dracut/modules.d/90drvbind
+systemdsystemunitdir=/usr/lib/systemd/system SYSTEMCTL=systemctl_stub
+rec() { echo "\$*" >>'$T/calls'; }
+for f in require_binaries inst_binary inst_simple inst_hook instmods systemctl_stub; do
+	eval "\$f() { rec \$f \\"\\\$@\\"; }"
+done
+dracut_module_included() { [ "\$1" = "${1:-}" ]; }
+. /usr/lib/dracut/modules.d/90drvbind/module-setup.sh
+check; echo "check \$?" >>'$T/calls'
+depends; echo "depends \$?" >>'$T/calls'
+install
+installkernel
+EOF
+	: >"$T/calls"
+	ns sh "$T/harness.sh"
+}
+
+@test "dracut's module with shell init: binary, config, a pre-trigger hook and the rules' modules" {
+	echo "pci/0000:00:05.0:pci-stub" >"$T/etc/drvbind.conf"
+	run dracut_harness
+	[ "$status" -eq 0 ]
+	is calls "$(cat "$T/calls")" "require_binaries /usr/sbin/drvbind
+check 0
+depends 0
+inst_binary /usr/sbin/drvbind /sbin/drvbind
+inst_simple /etc/drvbind.conf
+inst_hook pre-trigger 10 /usr/lib/dracut/modules.d/90drvbind/drvbind.sh
+instmods pci-stub"
+	is built "$output" "drvbind: pci-stub: adding module pci-stub"
+}
+
+@test "dracut's module with systemd init: the unit, enabled, instead of the hook; no config and no rules add no config and no modules" {
+	no_conf
+	run dracut_harness systemd
+	[ "$status" -eq 0 ]
+	is calls "$(cat "$T/calls")" "require_binaries /usr/sbin/drvbind
+check 0
+depends 0
+inst_binary /usr/sbin/drvbind /sbin/drvbind
+inst_simple /usr/lib/systemd/system/drvbind.service /usr/lib/systemd/system/drvbind.service
+systemctl_stub -q --root $T/initdir enable drvbind.service"
+	is built "$output" ""
+}
+
+@test "the systemd unit runs before udev's coldplug, only in an initrd with rules, and spares its waiting child at switch-root" {
+	u=$STAGE/usr/lib/systemd/system/drvbind.service
+	grep -qx 'DefaultDependencies=no' "$u"
+	grep -qx 'Before=systemd-udev-trigger.service' "$u"
+	grep -qx 'ConditionPathExists=/etc/initrd-release' "$u"
+	grep -qx 'ConditionPathExists=|/etc/drvbind.conf' "$u"
+	grep -qx 'ConditionKernelCommandLine=|drvbind' "$u"
+	# systemd's killing spree before switch-root skips argv[0] "@..."
+	grep -qx 'ExecStart=@/sbin/drvbind @drvbind -b' "$u"
+	grep -qx 'KillMode=process' "$u"
+	grep -qx 'WantedBy=sysinit.target' "$u"
+}
+
+# mkinitcpio_harness [systemd]: install/drvbind sourced by bash with
+# mkinitcpio's add_* functions standing in (mkinitcpio is not packaged
+# in Debian 12); with systemd, as after the systemd hook, which defines
+# add_systemd_unit.
+mkinitcpio_harness() {
+	local fns="add_binary add_file add_module add_runscript add_symlink"
+	[ "${1:-}" = systemd ] && fns="$fns add_systemd_unit"
+	cat >"$T/harness.sh" <<EOF
+KERNELVERSION=$KVER
+rec() { echo "\$*" >>'$T/calls'; }
+for f in $fns; do
+	eval "\$f() { rec \$f \\"\\\$@\\"; }"
+done
+. /usr/lib/initcpio/install/drvbind
+build
+EOF
+	: >"$T/calls"
+	ns bash "$T/harness.sh"
+}
+
+@test "mkinitcpio's install hook after the systemd hook adds the binary, the config, the rules' modules, its runscript and the unit, enabled" {
+	printf '1-1:1.0:usb-storage\n0000:00:05.0:nosuch-drv\n' >"$T/etc/drvbind.conf"
+	echo "ro drvbind=0000:00:06.0:vfio-pci" >"$T/cmdline"
+	run --separate-stderr mkinitcpio_harness systemd
+	[ "$status" -eq 0 ]
+	is calls "$(cat "$T/calls")" "add_binary /usr/sbin/drvbind /sbin/drvbind
+add_file /etc/drvbind.conf
+add_module usb-storage
+add_module vfio-pci
+add_runscript
+add_file /usr/lib/systemd/system/drvbind.service /usr/lib/systemd/system/drvbind.service
+add_symlink /usr/lib/systemd/system/sysinit.target.wants/drvbind.service /usr/lib/systemd/system/drvbind.service"
+	is built "$stderr" "drvbind: usb-storage: adding module usb-storage
+drvbind: nosuch-drv: no module found for $KVER; not added
+drvbind: vfio-pci: adding module vfio-pci"
+}
+
+@test "mkinitcpio with busybox init and without config and rules: only the binary and the runscript; help says what the hook does" {
+	no_conf
+	run --separate-stderr mkinitcpio_harness
+	[ "$status" -eq 0 ]
+	is calls "$(cat "$T/calls")" "add_binary /usr/sbin/drvbind /sbin/drvbind
+add_runscript"
+	is built "$stderr" ""
+	run bash -c ". '$STAGE/usr/lib/initcpio/install/drvbind'; help"
+	[ "$status" -eq 0 ]
+	[[ $output == *"before udev loads the native drivers"* ]]
+}
+
+@test "mkinitcpio's run_earlyhook starts drvbind -b only with rules" {
+	h=$STAGE/usr/lib/initcpio/hooks/drvbind
+	no_conf
+	run ns sh -c ". '$h'; run_earlyhook; echo after"
+	is output "$output" "after"
+	is "no rules" "$(cat "$T/drvbind.log")" ""
+	rm "$T/etc/drvbind.conf"
+	echo "serio0:none" >"$T/etc/drvbind.conf"
+	run ns sh -c ". '$h'; run_earlyhook; echo after"
+	is output "$output" "after"
+	is config "$(cat "$T/drvbind.log")" "drvbind -b"
+}
+
+# mkinitramfs_edge NAME: a real mkinitramfs image (MODULES=list, nothing
+# listed) with the staged hook, the config in $T/etc, the build host's
+# command line $T/cmdline; its log in $T/NAME.log, its files in $T/NAME.files.
+mkinitramfs_edge() {
+	mkdir -p "$T/conf/conf.d" "$T/conf/hooks" "$T/conf/scripts"
+	printf 'MODULES=list\nBUSYBOX=n\nCOMPRESS=zstd\n' >"$T/conf/initramfs.conf"
+	: >"$T/conf/modules"
+	sh "$TOP/test/initramfs/ns.sh" -u "$STAGE/usr" -u "$KDIR" -e "$T/etc" -k "$T/cmdline" -b "$KDIR/boot" -- \
+		mkinitramfs -d "$T/conf" -o "$T/$1.img" "$KVER" >"$T/$1.log" 2>&1 || {
+		cat "$T/$1.log"
+		return 1
+	}
+	lsinitramfs "$T/$1.img" >"$T/$1.files"
+}
+
+@test "a real mkinitramfs image without config or rules holds drvbind and its boot script, but no config and no added module" {
+	no_conf
+	mkinitramfs_edge plain
+	grep -qx 'usr/sbin/drvbind' "$T/plain.files"
+	grep -qx 'scripts/init-top/drvbind' "$T/plain.files"
+	! grep -q 'etc/drvbind.conf' "$T/plain.files"
+	! grep -q '\.ko' "$T/plain.files"
+	! grep -q '^drvbind:' "$T/plain.log"
+}
+
+@test "a real mkinitramfs build with a quoted command-line rule and an unknown driver adds the known module and names the other" {
+	echo 'pci/0000:00:05.0:nosuch-drv' >"$T/etc/drvbind.conf"
+	echo 'BOOT_IMAGE=/vmlinuz ro "drvbind=pci/0000:00:06.0:vfio-pci" quiet' >"$T/cmdline"
+	mkinitramfs_edge rules
+	grep -qx 'etc/drvbind.conf' "$T/rules.files"
+	grep -q '/vfio-pci\.ko$' "$T/rules.files"
+	grep -qx "drvbind: nosuch-drv: no module found for $KVER; not added" "$T/rules.log"
+	grep -qx "drvbind: vfio-pci: adding module vfio-pci" "$T/rules.log"
+}
