@@ -12,6 +12,11 @@ TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 # DRVBIND=PATH runs the suite on another build of the same sources (make
 # check-asan, make check-ubsan); the default is the shipped binary.
 BIN=${DRVBIND:-$TOP/build/drvbind}
+# A cross build (make check-cross) names its architecture, as make's
+# ARCH=, and what runs it: qemu-user, e.g. DRVBIND_RUN=qemu-aarch64-static.
+# Everything runs the binary as ${RUN:+"$RUN"} "$BIN".
+ARCH=${DRVBIND_ARCH-}
+RUN=${DRVBIND_RUN-}
 FAKESYS=${FAKESYS:-$TOP/build/test/fakesys}
 UEVENT=${UEVENT:-$TOP/build/test/uevent}
 
@@ -100,7 +105,7 @@ teardown() { fake_teardown; }
 
 # drvbind ARGS...: the binary under test on this test's tree and namespace
 drvbind() {
-	fake_ns "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" \
+	fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" \
 		-m "$FAKE/modprobe" "$@"
 }
 

@@ -80,7 +80,7 @@ interface_appears_then_probed() {
 
 # drvbind without -m: the command line alone says which modprobe runs.
 drvbind_no_m() {
-	fake_ns "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" "$@"
+	fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" "$@"
 }
 
 @test "a device that appears later is moved once it appears" {
@@ -107,7 +107,9 @@ drvbind_no_m() {
 	add=$(grep -nx "drvbind: uevent add /$E1000_DEV" <<<"$output" | cut -d: -f1)
 	write=$(grep -nx "drvbind: write bus/pci/devices/$E1000/driver_override \"pci-stub\"" <<<"$output" | cut -d: -f1)
 	moved=$(grep -nx "drvbind: pci/$E1000: none -> pci-stub" <<<"$output" | cut -d: -f1)
-	[ -n "$add" ] && [ -n "$write" ] && [ -n "$moved" ]
+	[ -n "$add" ]
+	[ -n "$write" ]
+	[ -n "$moved" ]
 	((add < write && write < moved))
 }
 
@@ -398,7 +400,7 @@ drvbind_no_m() {
 	t0=$(date +%s%N)
 	# the child keeps stderr: a file, not bats' pipe, which would wait for it
 	st=0
-	fake_ns "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" \
+	fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" \
 		-b -t 5 "pci/$E1000:pci-stub" </dev/null >"$FAKE/bg.out" 2>"$FAKE/bg.err" 3>&- || st=$?
 	t1=$(date +%s%N)
 	[ "$st" -eq 0 ]
@@ -430,7 +432,7 @@ drvbind_no_m() {
 	fake_driver pci pci-stub
 	fake_later 1 device_appears pci 0000:00:09.0 vendor=0x8086 device=0x100e override
 	st=0
-	fake_ns "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" \
+	fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" \
 		-b -t 5 "pci/$E1000:pci-stub" pci/0000:00:09.0:pci-stub \
 		</dev/null >/dev/null 2>"$FAKE/bg.err" 3>&- || st=$?
 	[ "$st" -eq 0 ]
@@ -448,7 +450,7 @@ drvbind_no_m() {
 @test "the background child still honours the deadline for a device that never appears" {
 	fake_driver pci pci-stub
 	st=0
-	fake_ns "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" \
+	fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" \
 		-b -t 1 "pci/$E1000:pci-stub" </dev/null >/dev/null 2>"$FAKE/bg.err" 3>&- || st=$?
 	[ "$st" -eq 0 ]
 	wait_for "$FAKE/bg.err" "device not found"

@@ -11,16 +11,24 @@
 # picks the scenario. drvbind itself is not in it: the guest boots this
 # image behind the prepend image (make initramfs), so every boot also
 # proves that concatenation.
+#
+# The boards (test/qemu/board.sh) set, in the environment:
+#   MODULES      the modules instead of the PC's
+#   BUSYBOX      a static busybox of the board's architecture, run by
+#   BUSYBOX_RUN  (qemu-user) to list its applets
+#   ROOT_DRVBIND a drvbind to put in the image as /sbin/drvbind, with the
+#                init as /sbin/init too: an image that is a board's whole
+#                root filesystem, drvbind included
 set -eu
 
 kdir=$1 kver=$2 out=$3
 here=$(cd "$(dirname "$0")" && pwd)
 
 # Every module a scenario may load, by module name as modprobe knows it.
-mods="e1000 pci-stub vfio-pci xhci-pci usb-storage uas"
+mods=${MODULES:-e1000 pci-stub vfio-pci xhci-pci usb-storage uas}
 
 # busybox-static's: the image has no libc for a dynamic one.
-busybox=$(command -v busybox) || { echo "initramfs.sh: busybox-static missing" >&2; exit 1; }
+busybox=${BUSYBOX:-$(command -v busybox)} || { echo "initramfs.sh: busybox-static missing" >&2; exit 1; }
 
 stage=$out.d
 rm -rf "$stage"
@@ -31,7 +39,7 @@ cp "$busybox" "$stage/bin/busybox"
 # Applet links by hand: --install would have to run inside the guest.
 # No modprobe: the scenarios put their own at /sbin/modprobe, which only
 # records that drvbind asked, so the scenario decides when a module loads.
-for a in $("$busybox" --list-full); do
+for a in $(${BUSYBOX_RUN:+"$BUSYBOX_RUN"} "$busybox" --list-full); do
 	case $a in
 	bin/busybox|sbin/modprobe|linuxrc|sbin/init) continue ;;
 	esac
@@ -57,6 +65,11 @@ cp "$here/guest/init" "$stage/sbin/myinit"
 cp "$here/guest/modprobe" "$stage/sbin/modprobe"
 cp "$here/guest/"*.sh "$stage/test/"
 chmod 755 "$stage/init" "$stage/sbin/myinit" "$stage/sbin/modprobe"
+if [ -n "${ROOT_DRVBIND:-}" ]; then
+	cp "$ROOT_DRVBIND" "$stage/sbin/drvbind"
+	cp "$here/guest/init" "$stage/sbin/init"
+	chmod 755 "$stage/sbin/drvbind" "$stage/sbin/init"
+fi
 
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --owner=0:0 --quiet) >"$out.tmp"
 mv "$out.tmp" "$out"
