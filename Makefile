@@ -24,11 +24,12 @@ TINY_LDFLAGS = -static -no-pie -s -Wl,--gc-sections -Wl,--build-id=none \
 
 SRC  = applet/drvbind.c applet/parse.c
 HDR  = applet/parse.h
-TEST_BIN = build/test/fakesys build/test/uevent
+TEST_BIN = build/test/fakesys build/test/uevent build/test/benchrun build/test/sysfsmagic.so
 
 # The packages the tests use (Debian names); the product needs musl alone.
 DEPS = musl-tools gcc make bats fuse3 libfuse3-dev pkg-config binutils \
-       qemu-system-x86 busybox-static cpio kmod
+       qemu-system-x86 busybox-static cpio kmod \
+       strace valgrind gnuplot-nox driverctl dpdk usbip
 
 all: build/drvbind
 
@@ -70,6 +71,17 @@ build/test/uevent: test/fake/uevent.c test/fake/uevent.h
 	@mkdir -p build/test
 	$(HOSTCC) -O2 -Wall -Wextra -o $@ test/fake/uevent.c
 
+# Static (musl), so that its own pages barely count in the peak RSS it
+# measures; the uapi headers come after musl's own.
+build/test/benchrun: test/bench/benchrun.c test/fake/uevent.h
+	@mkdir -p build/test
+	$(CC) -static -O2 -Wall -Wextra -idirafter /usr/include \
+		-idirafter /usr/include/$$($(HOSTCC) -dumpmachine) -o $@ test/bench/benchrun.c
+
+build/test/sysfsmagic.so: test/bench/sysfsmagic.c
+	@mkdir -p build/test
+	$(HOSTCC) -O2 -Wall -Wextra -shared -fPIC -o $@ test/bench/sysfsmagic.c -ldl
+
 deps:
 	@missing=; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	[ -z "$$missing" ] && exit 0; \
@@ -81,6 +93,12 @@ deps:
 check: deps
 	$(MAKE) all build/drvbind.syms build/drvbind.cpio $(TEST_BIN)
 	$(BATS) test
+
+# drvbind against driverctl, dpdk-devbind.py, usbip and a boot script:
+# test/bench/RESULTS.md and its charts (slow: minutes, one QEMU boot).
+bench: deps
+	$(MAKE) all build/drvbind.cpio $(TEST_BIN)
+	test/bench/bench.sh
 
 demo: deps
 	sh test/qemu/demo.sh
@@ -102,4 +120,4 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all initramfs size deps check demo demo-fake install uninstall clean
+.PHONY: all initramfs size deps check bench demo demo-fake install uninstall clean
