@@ -45,6 +45,8 @@ else
 fi
 small=${sizes%% *} big=${sizes#* } big=${big%% *}
 tools="drvbind script driverctl dpdk-devbind usbip"
+# drvbind's limit of rules per run (applet/drvbind.c)
+rules_max=$(sed -n 's/^[[:space:]]*RULES_MAX = \([0-9]*\),.*/\1/p' "$top/applet/drvbind.c")
 
 work=$(mktemp -d /tmp/drvbind-bench.XXXXXX)
 data=$work/data
@@ -159,8 +161,21 @@ cmd() {
 	LP=
 	mapfile -t devs < <(ids "$(kind "$t")" "$n")
 	case $t in
-	drvbind) CMD=("$BIN") && for d in "${devs[@]}"; do CMD+=("pci/$d:vfio-pci"); done ;;
-	drvbind-usb) CMD=("$BIN") && for d in "${devs[@]}"; do CMD+=("usb/$d:usbip-host"); done ;;
+	drvbind | drvbind-usb)
+		local -a rules=()
+		for d in "${devs[@]}"; do
+			if [[ $t == drvbind ]]; then rules+=("pci/$d:vfio-pci"); else rules+=("usb/$d:usbip-host"); fi
+		done
+		if ((n <= rules_max)); then
+			CMD=("$BIN" "${rules[@]}")
+		else
+			# one run takes RULES_MAX rules: more are several runs
+			local script='' i
+			for ((i = 0; i < n; i += rules_max)); do
+				script+="$BIN ${rules[*]:i:rules_max}; "
+			done
+			CMD=(busybox sh -c "$script")
+		fi ;;
 	script) CMD=(busybox sh "$SCRIPT" 10) && for d in "${devs[@]}"; do CMD+=("pci/$d:vfio-pci"); done ;;
 	dpdk-devbind) CMD=(dpdk-devbind.py -b vfio-pci "${devs[@]}") ;;
 	driverctl)
@@ -216,7 +231,7 @@ footprint() {
 		p=$(dpkg -S "$f" 2>/dev/null || dpkg -S "${f/#\/usr\//\/}" 2>/dev/null) || p=
 		p=${p%%:*}
 		[[ -n $p ]] && pk[$p]=1
-	done < <(sed -n 's/^[0-9]* \(execve\|open\|openat\)(\([A-Z_]*, \)\{0,1\}"\([^"]*\)".*= [0-9][0-9]*$/\3/p' "$work/fp.$t")
+	done < <(sed -n 's/^[0-9]* *\(execve\|open\|openat\)(\([A-Z_]*, \)\{0,1\}"\([^"]*\)".*= [0-9][0-9]*$/\3/p' "$work/fp.$t")
 	pkgs=${#pk[@]}
 	load "$(kind "$t")-1"
 	peak=$(LD_PRELOAD=$LP "$RUN" -m "${CMD[@]}" 2>/dev/null | sed -n 's/^peak_kb //p')

@@ -6,12 +6,21 @@
 # "cpu TOOL MS" lines.
 #
 #   test/bench/qemu.sh DIR ROUNDS
+#
+# DRVBIND=FILE measures another binary (its own prepend image is made).
 set -eu
 
 dir=$1 rounds=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
-make -s build/drvbind.cpio
+if [ -n "${DRVBIND:-}" ]; then
+	prepend=$dir/drvbind.cpio
+	mkdir -p "$dir"
+	sh initramfs/prepend.sh "$DRVBIND" "$prepend"
+else
+	prepend=build/drvbind.cpio
+	make -s "$prepend"
+fi
 k=$(sh test/qemu/kernel.sh build/qemu)
 kdir=${k% *} kver=${k##* }
 sh test/qemu/initramfs.sh "$kdir" "$kver" build/qemu/bench-test.cpio
@@ -20,7 +29,7 @@ cp test/bench/guest.sh "$dir/stage/test/bench.sh"
 cp test/bench/script.sh "$dir/stage/test/script.sh"
 # cpio pads its output to 512 bytes: the archives stay 4-byte aligned
 (cd "$dir/stage" && find . | LC_ALL=C sort | cpio -o -H newc --owner=0:0 --quiet) >"$dir/bench.cpio"
-cat build/drvbind.cpio build/qemu/bench-test.cpio "$dir/bench.cpio" >"$dir/boot.cpio"
+cat "$prepend" build/qemu/bench-test.cpio "$dir/bench.cpio" >"$dir/boot.cpio"
 QEMU_TIMEOUT=${QEMU_TIMEOUT:-600} sh test/qemu/boot.sh "$kdir/boot/vmlinuz-$kver" "$dir/boot.cpio" \
 	"$dir" "scenario=bench bench_rounds=$rounds quiet initcall_debug" -device e1000,addr=5,romfile=
 tr -d '\r' <"$dir/results" >"$dir/results.tmp" && mv "$dir/results.tmp" "$dir/results"
