@@ -216,7 +216,7 @@ fail() {
 # Files a run opened or executed (regular files outside /sys, /proc,
 # /dev and the tree): what it needs installed.
 footprint() {
-	local t=$1 f p bytes=0 pkgs=0
+	local t=$1 f p bytes=0
 	local -A seen=() pk=()
 	load "$(kind "$t")-1"
 	cmd "$t" 1 direct
@@ -228,17 +228,21 @@ footprint() {
 		case $f in /sys/* | /proc/* | /dev/* | /tmp/* | "$MAGIC") continue ;; esac
 		seen[$f]=1
 		bytes=$((bytes + $(stat -c %s "$f")))
-		p=$(dpkg -S "$f" 2>/dev/null || dpkg -S "${f/#\/usr\//\/}" 2>/dev/null) || p=
-		p=${p%%:*}
-		[[ -n $p ]] && pk[$p]=1
 	done < <(sed -n 's/^[0-9]* *\(execve\|open\|openat\)(\([A-Z_]*, \)\{0,1\}"\([^"]*\)".*= [0-9][0-9]*$/\3/p' "$work/fp.$t")
-	pkgs=${#pk[@]}
+	# One dpkg -S for all the files (it is slow to start), each also
+	# without /usr/: dpkg may know it by its path before the /usr merge.
+	# Its lines are "PKG[:ARCH][, PKG...]: PATH".
+	while IFS= read -r p; do
+		pk[$p]=1
+	done < <(for f in "${!seen[@]}"; do echo "$f"; echo "${f/#\/usr\//\/}"; done | sort -u |
+		xargs -r dpkg -S 2>/dev/null | grep -v '^diversion ' |
+		awk '{ sub(/: \/.*/, ""); n = split($0, a, ", "); for (i = 1; i <= n; i++) { sub(/:.*/, "", a[i]); print a[i] } }')
 	load "$(kind "$t")-1"
 	peak=$(LD_PRELOAD=$LP "$RUN" -m "${CMD[@]}" 2>/dev/null | sed -n 's/^peak_kb //p')
 	load "$(kind "$t")-1"
 	LD_PRELOAD=$LP strace -f -c -o "$work/heap.$t" "${CMD[@]}" >/dev/null 2>&1
 	heap=$(awk '$NF == "brk" || $NF == "mmap" { n += $4 } END { print n + 0 }' "$work/heap.$t")
-	echo "$t $bytes ${#seen[@]} $pkgs $peak $heap ${!pk[*]}" >>"$data/footprint"
+	echo "$t $bytes ${#seen[@]} ${#pk[@]} $peak $heap ${!pk[*]}" >>"$data/footprint"
 }
 
 # syscalls TOOL N: how many system calls the whole run makes
