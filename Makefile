@@ -73,7 +73,7 @@ TINY_LDFLAGS = -static -no-pie -s -nostartfiles -Wl,--gc-sections -Wl,--build-id
 
 SRC  = applet/drvbind.c applet/parse.c
 HDR  = applet/parse.h
-TEST_BIN = build/test/fakesys build/test/uevent
+TEST_BIN = build/test/fakesys build/test/uevent build/test/benchrun build/test/sysfsmagic.so
 # The cross architectures make check builds, boots and tests, and the
 # bats files whose cases check the binary itself on each of them.
 CROSS    = arm64 armhf
@@ -88,6 +88,7 @@ DEPS = musl-tools gcc make bats fuse3 libfuse3-dev pkg-config binutils \
        qemu-system-x86 busybox-static cpio kmod \
        initramfs-tools dracut-core udev systemd zstd e2fsprogs shellcheck \
        clang libclang-rt-14-dev valgrind cppcheck clang-tidy strace \
+       gnuplot-nox driverctl dpdk usbip \
        gcc-aarch64-linux-gnu musl-dev:arm64 gcc-arm-linux-gnueabihf musl-dev:armhf \
        qemu-user-static qemu-system-arm
 FOREIGN = arm64 armhf
@@ -167,6 +168,17 @@ print-cc:
 print-nm:
 	@echo $(NM)
 
+# Static (the host's musl, whatever ARCH), so that its own pages barely
+# count in the peak RSS it measures; the uapi headers come after musl's own.
+build/test/benchrun: test/bench/benchrun.c test/fake/uevent.h
+	@mkdir -p build/test
+	$(CC_) -static -O2 -Wall -Wextra -idirafter /usr/include \
+		-idirafter /usr/include/$$($(HOSTCC) -dumpmachine) -o $@ test/bench/benchrun.c
+
+build/test/sysfsmagic.so: test/bench/sysfsmagic.c
+	@mkdir -p build/test
+	$(HOSTCC) -O2 -Wall -Wextra -shared -fPIC -o $@ test/bench/sysfsmagic.c -ldl
+
 deps:
 	@have=$$(dpkg --print-foreign-architectures); for a in $(FOREIGN); do \
 	case " $$(echo $$have) " in *" $$a "*) continue ;; esac; \
@@ -218,6 +230,12 @@ fuzz: deps
 	$(MAKE) $(FUZZ_TARGETS:%=build/fuzz/%)
 	sh test/fuzz/run.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
 
+# drvbind against driverctl, dpdk-devbind.py, usbip and a boot script:
+# test/bench/RESULTS.md and its charts (slow: minutes, one QEMU boot).
+bench: deps
+	$(MAKE) all build/drvbind.cpio $(TEST_BIN)
+	test/bench/bench.sh
+
 demo: deps
 	sh test/qemu/demo.sh
 
@@ -265,4 +283,4 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all initramfs size deps check check-asan check-ubsan check-cross fuzz print-cc print-nm demo demo-fake install uninstall clean
+.PHONY: all initramfs size deps check check-asan check-ubsan check-cross fuzz bench print-cc print-nm demo demo-fake install uninstall clean

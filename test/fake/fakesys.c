@@ -22,6 +22,10 @@
  * hot-unplugged) or "unregister:BUS/DRIVER" (the write happens, then the
  * driver unregisters: its devices are unbound and its directory goes)
  * and are invisible through the mount.
+ *
+ * With FAKESYS_TIMES=FILE in the environment, every logged write is also
+ * appended to FILE behind its CLOCK_MONOTONIC time in ns, taken when the
+ * store is done (make bench measures latency with it).
  */
 #define FUSE_USE_VERSION 31
 #define _GNU_SOURCE
@@ -50,7 +54,7 @@ enum {
 	BUSIDSZ = 32,		/* usbip's BUSID_SIZE */
 };
 
-static int rootfd = -1, logfd = -1, nlfd = -1;
+static int rootfd = -1, logfd = -1, nlfd = -1, timefd = -1;
 static char backroot[PATHSZ];
 
 static const struct {
@@ -955,6 +959,19 @@ static void fault_take(const char *r, char *act, size_t n)
 		file_write(".fake_faults", out, len);
 }
 
+static void time_write(const char *line, size_t n)
+{
+	char buf[sizeof "18446744073709551615 "];
+	struct timespec ts;
+	int k;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	k = snprintf(buf, sizeof buf, "%lld ",
+	    (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+	if (write(timefd, buf, k) != k || write(timefd, line, n) != (ssize_t)n)
+		perror("fakesys: times");
+}
+
 static void log_write(const char *r, const char *val, size_t len,
     const char *result)
 {
@@ -983,6 +1000,8 @@ static void log_write(const char *r, const char *val, size_t len,
 	n += strlen(line + n);
 	if (write(logfd, line, n) != (ssize_t)n)
 		perror("fakesys: log");
+	if (timefd >= 0)
+		time_write(line, n);
 }
 
 /* FUSE operations: reads pass through, writes are stores */
@@ -1245,6 +1264,14 @@ int main(int argc, char **argv)
 	if (logfd < 0) {
 		perror("fakesys: log");
 		return 1;
+	}
+	if (getenv("FAKESYS_TIMES")) {
+		timefd = open(getenv("FAKESYS_TIMES"),
+		    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (timefd < 0) {
+			perror("fakesys: FAKESYS_TIMES");
+			return 1;
+		}
 	}
 	/* no uevent socket (no privilege): the tree still works, silently */
 	nlfd = uevent_open(0);

@@ -1,0 +1,102 @@
+#!/usr/bin/env bats
+# make bench in its smoke mode (test/bench/bench.sh -q: one round, 1 and
+# 2 rules, 2 s waits, no QEMU), once for the file, so that the benchmark
+# cannot rot: every tool must really do the job on the fake kernel and
+# every table and chart must come out filled. The figures themselves
+# are not checked here: on a shared machine they are noise.
+
+load helper
+
+setup() { :; }
+teardown() { :; }
+
+setup_file() {
+	OUT=$BATS_FILE_TMPDIR/out
+	"$BATS_TEST_DIRNAME/bench/bench.sh" -q -o "$OUT" >"$BATS_FILE_TMPDIR/stdout" 2>"$BATS_FILE_TMPDIR/stderr"
+	echo $? >"$BATS_FILE_TMPDIR/status"
+}
+
+results() {
+	R=$BATS_FILE_TMPDIR/out/RESULTS.md
+	cat "$BATS_FILE_TMPDIR/stderr"
+	[ "$(cat "$BATS_FILE_TMPDIR/status")" = 0 ]
+	[ -s "$R" ]
+}
+
+# rows TABLE-HEADING: the table's data rows
+rows() {
+	awk -v h="$1" 'index($0, h) == 1 { on = 1; next } on && /^### / { exit } on && /^\| [a-z]/' "$R" |
+		grep -v '^| tool |'
+}
+
+@test "the smoke run ends with every tool's every run bound to the wanted driver" {
+	results
+	run grep -c 'did not bind\|did not end bound' "$R"
+	echo "$output"
+	[ "$output" = 0 ]
+}
+
+@test "the smoke run prints the six figures and the targets, and writes the same tables" {
+	results
+	for h in "### 1. Footprint" "### 2. System calls" "### 3. Instructions" \
+		"### 4. Wall time" "### 5. Appear-to-bound latency" \
+		"### 6. Cost of waiting" "### Targets"; do
+		grep -qF "$h" "$BATS_FILE_TMPDIR/stdout" || { echo "stdout lacks $h"; return 1; }
+		grep -qF "$h" "$R" || { echo "RESULTS.md lacks $h"; return 1; }
+	done
+}
+
+@test "the footprint gives drvbind the binary's own size, one file, no package, no heap call" {
+	results
+	rows "### 1. Footprint" | grep -Fx "$(printf '| drvbind | %s | 1 | 0 | %s | 0 | 1.0x | 1.0x |' \
+		"$(wc -c <"$BIN")" "$(rows '### 1. Footprint' | awk -F' [|] ' '$1 == "| drvbind" { print $5 }')")"
+	# a peak RSS in KiB, more than nothing
+	rows "### 1. Footprint" | awk -F' [|] ' '$1 == "| drvbind" { exit !($5 > 0) }'
+}
+
+@test "the system call, instruction and wall time tables have a number and a ratio for every tool" {
+	results
+	for h in "### 2. System calls" "### 4. Wall time"; do
+		for t in drvbind drvbind-usb script driverctl dpdk-devbind usbip; do
+			rows "$h" | grep -E "^\| $t( \| [0-9.]+x?)+ \|$" ||
+				{ echo "$h: no full row for $t:"; rows "$h"; return 1; }
+		done
+	done
+	# -q leaves Python under valgrind out
+	for t in drvbind drvbind-usb script driverctl usbip; do
+		rows "### 3. Instructions" | grep -E "^\| $t( \| [0-9.]+x?)+ \|$" ||
+			{ echo "instructions: no full row for $t:"; rows "### 3. Instructions"; return 1; }
+	done
+}
+
+@test "the latency and waiting tables measure drvbind and the script, and say the others do not wait" {
+	results
+	for h in "### 5. Appear-to-bound latency" "### 6. Cost of waiting"; do
+		rows "$h" | grep -E '^\| drvbind \| [0-9.]+ \| [0-9.]+ \| [0-9.]+x? '
+		rows "$h" | grep -E '^\| script \| [0-9.]+ \| [0-9.]+ \| [0-9.]+x? '
+		for t in driverctl dpdk-devbind usbip; do
+			rows "$h" | grep -E "^\| $t \| does not wait \|"
+		done
+	done
+}
+
+@test "the wall time and latency charts are SVG drawings with a bar per tool" {
+	results
+	for c in walltime latency; do
+		f=$BATS_FILE_TMPDIR/out/$c.svg
+		head -c 200 "$f" | grep -q '<?xml'
+		grep -q '<svg' "$f"
+		grep -q '>drvbind<' "$f"
+		grep -q '>script<' "$f"
+	done
+	grep -q '>driverctl<' "$BATS_FILE_TMPDIR/out/walltime.svg"
+}
+
+@test "RESULTS.md says on what machine, when and with which command lines it was measured" {
+	results
+	grep -q "^- date: 20[0-9][0-9]-" "$R"
+	grep -qF -- "- machine: $(uname -srm)" "$R"
+	grep -qF 'dpdk-devbind.py -b vfio-pci DEV' "$R"
+	grep -qF 'driverctl --nosave set-override' "$R"
+	grep -qF '$ strace build/drvbind pci/0000:01:00.0:vfio-pci' "$R"
+}

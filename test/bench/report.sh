@@ -1,0 +1,277 @@
+#!/bin/bash
+# shellcheck disable=SC2016 # shell code for busybox sh, quoted on purpose
+# The tables and charts of `make bench` from the numbers bench.sh
+# collected: prints the tables, writes OUT/RESULTS.md, OUT/walltime.svg
+# and OUT/latency.svg.
+#
+#   test/bench/report.sh DATA OUT QUICK ROUNDS LAT_ROUNDS WAIT_S "SIZES"
+set -u
+data=$1 out=$2 quick=$3 rounds=$4 lat_rounds=$5 wait_s=$6 sizes=$7
+small=${sizes%% *} big=${sizes#* } big=${big%% *}
+peers="script driverctl dpdk-devbind usbip"
+# the drvbind run each peer is compared with: the same job on the same tree
+base() { case $1 in usbip) echo drvbind-usb ;; *) echo drvbind ;; esac; }
+
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { if (!NR) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# ratio PEER DRVBIND: how many times drvbind's figure the peer's is
+ratio() {
+	awk -v p="$1" -v d="$2" 'BEGIN {
+		if (p == "" || d == "") print "n/a"
+		else if (d == 0 && p == 0) print "1x"
+		else if (d == 0) print "inf"
+		else printf "%.1fx\n", p / d }'
+}
+field() { awk -v t="$1" -v c="$3" '$1 == t { print $c; exit }' "$data/$2"; }
+wall_ms() { awk -v t="$1" -v n="$2" '$1 == t && $2 == n { print $3 / 1e6 }' "$data/wall" | median; }
+lat_ms() { awk -v t="$1" '$1 == t { print $2 / 1000 }' "$data/latency" | median; }
+qemu() { [[ -f $data/qemu ]] && awk -v k="$1" -v t="$2" '$1 == k && $2 == t { print $3 }' "$data/qemu"; }
+# qlat_ms CASE TOOL: median QEMU latency, or "failed N/M" when some rounds did not bind
+qlat_ms() {
+	local ok bad
+	ok=$(qemu "lat.$1" "$2" | wc -l)
+	bad=$([[ -f $data/qemu ]] && awk -v k="fail.$1" -v t="$2" '$1 == k && $2 == t' "$data/qemu" | wc -l)
+	if ((bad)); then
+		echo "failed $bad/$((ok + bad))"
+	else
+		qemu "lat.$1" "$2" | awk '{ print $1 / 1000 }' | median
+	fi
+}
+num() { [[ $1 =~ ^[0-9.]+$ ]] && echo "$1"; }
+fmt() { awk -v v="$1" -v f="$2" 'BEGIN { if (v == "") print "n/a"; else printf f "\n", v }'; }
+# per extra rule, from the small and the big run
+per() { awk -v a="$1" -v b="$2" -v s="$small" -v g="$big" 'BEGIN { printf "%.1f\n", (b - a) / (g - s) }'; }
+
+tables() {
+	local t b v bv
+
+	echo "### 1. Footprint"
+	echo
+	echo "What a run opens or executes (binary or script, interpreter, libraries, modules; one rule, traced), the Debian packages those files belong to, the largest peak RSS (VmHWM) of any of its processes, and its heap calls (brk + mmap)."
+	echo
+	echo "| tool | bytes to run | files | packages | peak RSS KiB | heap calls | bytes vs drvbind | RSS vs drvbind |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	for t in drvbind $peers; do
+		echo "| $t | $(field "$t" footprint 2) | $(field "$t" footprint 3) | $(field "$t" footprint 4) | $(field "$t" footprint 5) | $(field "$t" footprint 6) | $(ratio "$(field "$t" footprint 2)" "$(field drvbind footprint 2)") | $(ratio "$(field "$t" footprint 5)" "$(field drvbind footprint 5)") |"
+	done
+	echo
+	for t in $peers; do
+		echo "- $t: $(cut -d' ' -f7- <<<"$(grep "^$t " "$data/footprint")")"
+	done
+	echo
+
+	echo "### 2. System calls (strace -f -c), devices already present"
+	echo
+	echo "| tool | $small rule(s) | $big rules | per rule | vs $(base x) per rule |"
+	echo "|---|---:|---:|---:|---:|"
+	for t in drvbind drvbind-usb $peers; do
+		b=$(base "$t")
+		v=$(per "$(field "$t" syscalls 2)" "$(field "$t" syscalls 3)")
+		bv=$(per "$(field "$b" syscalls 2)" "$(field "$b" syscalls 3)")
+		echo "| $t | $(field "$t" syscalls 2) | $(field "$t" syscalls 3) | $v | $(ratio "$v" "$bv") |"
+	done
+	echo
+	echo "Per rule: (calls for $big rules - calls for $small) / $((big - small)). usbip is compared with drvbind-usb (the same USB job); every other peer with drvbind on the PCI tree."
+	echo
+
+	echo "### 3. Instructions (valgrind --tool=callgrind, every process)"
+	echo
+	echo "| tool | $small rule(s) | $big rules | per rule | vs drvbind, $small rule(s) | vs drvbind, per rule |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	for t in drvbind drvbind-usb $peers; do
+		# the smoke run (-q) leaves dpdk-devbind (Python) out here
+		grep -q "^$t " "$data/instructions" || continue
+		b=$(base "$t")
+		v=$(per "$(field "$t" instructions 2)" "$(field "$t" instructions 3)")
+		bv=$(per "$(field "$b" instructions 2)" "$(field "$b" instructions 3)")
+		echo "| $t | $(field "$t" instructions 2) | $(field "$t" instructions 3) | $v | $(ratio "$(field "$t" instructions 2)" "$(field "$b" instructions 2)") | $(ratio "$v" "$bv") |"
+	done
+	echo
+
+	echo "### 4. Wall time (ms, median of $rounds rounds, A B A B)"
+	echo
+	printf '| tool |'
+	for n in $sizes; do printf ' %s rule(s) | vs drvbind |' "$n"; done
+	echo
+	printf '|---|'
+	for n in $sizes; do printf -- '---:|---:|'; done
+	echo
+	for t in drvbind drvbind-usb $peers; do
+		b=$(base "$t")
+		printf '| %s |' "$t"
+		for n in $sizes; do
+			v=$(wall_ms "$t" "$n")
+			printf ' %s | %s |' "$(fmt "$v" %.2f)" "$(ratio "$v" "$(wall_ms "$b" "$n")")"
+		done
+		echo
+	done
+	echo
+
+	echo "### 5. Appear-to-bound latency (ms, median)"
+	echo
+	echo "Fake kernel: the device appears (benchrun -p makes its bus link and sends the add uevent, stamping the time) -> the fake kernel's timestamp of the successful bind write; $lat_rounds rounds. QEMU, Debian's kernel under TCG, $lat_rounds rounds each, every time on the kernel's printk clock: *driver appears*: the e1000 at 00:05.0 has no driver, the tool waits for pci-stub, the guest loads it (\"calling pci_stub_init\", initcall_debug) -> \"claimed by stub\"; *device appears*: pci-stub is loaded, 00:05.0 is removed, the tool waits for it, a PCI rescan brings it back (\"pci 0000:00:05.0: [8086:100e]\") -> \"claimed by stub\"."
+	echo
+	echo "| tool | fake kernel | min | max | vs drvbind | QEMU, driver appears | vs drvbind | QEMU, device appears | vs drvbind |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+	for t in drvbind script; do
+		v=$(lat_ms "$t")
+		echo "| $t | $(fmt "$v" %.3f) | $(awk -v t="$t" '$1 == t { print $2 / 1000 }' "$data/latency" | sort -n | head -1) | $(awk -v t="$t" '$1 == t { print $2 / 1000 }' "$data/latency" | sort -n | tail -1) | $(ratio "$v" "$(lat_ms drvbind)") | $(qlat_ms driver "$t") | $(ratio "$(num "$(qlat_ms driver "$t")")" "$(num "$(qlat_ms driver drvbind)")") | $(qlat_ms device "$t") | $(ratio "$(num "$(qlat_ms device "$t")")" "$(num "$(qlat_ms device drvbind)")") |"
+	done
+	for t in driverctl dpdk-devbind usbip; do
+		echo "| $t | does not wait | | | | | | | |"
+	done
+	echo
+	echo "driverctl, dpdk-devbind.py and usbip act only on what is there: at boot udev or a unit starts them once the device exists."
+	if [[ -f $data/qemu ]] && grep -q '^fail\.' "$data/qemu"; then
+		echo
+		echo "Rounds under QEMU that did not end bound, with the tool's message:"
+		echo
+		sed -n 's/^fail\.\([a-z]*\) \([a-z]*\) \(.*\)/- \1 appears, \2: `\3`/p' "$data/qemu" | sort | uniq -c | sed 's/^ *\([0-9]*\) - \(.*\)/- \2 (x\1)/'
+	fi
+	echo
+
+	echo "### 6. Cost of waiting ${wait_s} s for a device that never comes"
+	echo
+	echo "Wake-ups: context switches (voluntary + involuntary, /proc/PID/status) of the waiting process between $((wait_s * 1000 / 5)) ms and $((wait_s * 4000 / 5)) ms after its start. CPU: user + system time of the whole run, children included."
+	echo
+	echo "| tool | fake: wake-ups/s | fake: CPU ms | vs drvbind (wake-ups) | QEMU: wake-ups/s | QEMU: CPU ms | vs drvbind (wake-ups) |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
+	for t in drvbind script; do
+		v=$(awk -v t="$t" '$1 == t { printf "%.1f\n", $2 * 1000 / $4 }' "$data/waiting")
+		bv=$(awk '$1 == "drvbind" { printf "%.1f\n", $2 * 1000 / $4 }' "$data/waiting")
+		q=$(qemu wake "$t" | awk '{ printf "%.1f\n", $1 }')
+		qb=$(qemu wake drvbind | awk '{ printf "%.1f\n", $1 }')
+		echo "| $t | $v | $(field "$t" waiting 3) | $(ratio "$v" "$bv") | $(fmt "$q" %s) | $(fmt "$(qemu cpu "$t")" %s) | $(ratio "$q" "$qb") |"
+	done
+	for t in driverctl dpdk-devbind usbip; do
+		echo "| $t | does not wait | | | | | |"
+	done
+	echo
+}
+
+# target NAME MEASURED OK
+targets() {
+	local fp rss low sc w16 wall_ok n lat wk qwk
+	fp=$(field drvbind footprint 2)
+	rss=$(field drvbind footprint 5)
+	low=$(awk -v r="$rss" '$1 != "drvbind" && $5 <= r { print "no"; exit }' "$data/footprint")
+	sc=$(per "$(field drvbind syscalls 2)" "$(field drvbind syscalls 3)")
+	w16=$(ratio "$(wall_ms driverctl "$big")" "$(wall_ms drvbind "$big")")
+	wall_ok=yes
+	for n in $sizes; do
+		awk -v a="$(wall_ms drvbind "$n")" -v b="$(wall_ms script "$n")" 'BEGIN { exit !(a < b) }' || wall_ok=no
+	done
+	lat=$(lat_ms drvbind)
+	wk=$(awk '$1 == "drvbind" { print $2 }' "$data/waiting")
+	qwk=$(qemu wake drvbind)
+	ok() { awk "BEGIN { exit !($1) }" 2>/dev/null && echo met || echo MISSED; }
+	echo "| target | measured | |"
+	echo "|---|---|---|"
+	echo "| static binary <= 16 KiB | $fp bytes | $(ok "$fp <= 16384") |"
+	echo "| no heap | $(field drvbind footprint 6) brk/mmap calls | $(ok "$(field drvbind footprint 6) == 0") |"
+	echo "| lowest peak RSS | $rss KiB | $([[ -z $low ]] && echo met || echo MISSED) |"
+	echo "| <= 12 system calls per present rule | $sc | $(ok "$sc <= 12") |"
+	echo "| >= 20x less wall time than driverctl, $big rules | $w16 | $(ok "${w16%x} >= 20") |"
+	echo "| faster than the script at every size | $(for n in $sizes; do printf '%s: %s ' "$n" "$(ratio "$(wall_ms script "$n")" "$(wall_ms drvbind "$n")")"; done)| $([[ $wall_ok == yes ]] && echo met || echo MISSED) |"
+	echo "| latency <= 1 ms median, fake kernel | $(fmt "$lat" %.3f) ms | $(ok "${lat:-1e9} <= 1") |"
+	if [[ -n $qwk ]]; then
+		echo "| latency under QEMU clearly below the script's 100 ms poll, driver appears | $(qlat_ms driver drvbind) ms | $(ok "$(num "$(qlat_ms driver drvbind)") < 50") |"
+		echo "| latency under QEMU clearly below the script's 100 ms poll, device appears | $(qlat_ms device drvbind) | $(ok "$(num "$(qlat_ms device drvbind)") < 50") |"
+		echo "| 0 wake-ups while waiting, real kernel (QEMU) | $qwk /s | $(ok "$qwk == 0") |"
+	fi
+	echo "| 0 wake-ups while waiting, fake kernel | $wk in $(awk '$1 == "drvbind" { print $4 }' "$data/waiting") ms | $(ok "$wk == 0") |"
+}
+
+charts() {
+	local t n
+	for t in drvbind drvbind-usb $peers; do
+		printf '%s' "$t"
+		for n in $sizes; do printf ' %s' "$(wall_ms "$t" "$n")"; done
+		echo
+	done >"$data/wall.dat"
+	for t in drvbind script; do
+		# NaN: gnuplot leaves the bar out (a failed or missing case)
+		echo "$t $(lat_ms "$t") $(num "$(qlat_ms driver "$t")" || echo NaN) $(num "$(qlat_ms device "$t")" || echo NaN)"
+	done >"$data/latency.dat"
+	local cols=
+	# shellcheck disable=SC2086 # one word per size
+	set -- $sizes
+	cols="'$data/wall.dat' using 2:xtic(1) title '$1 rule'"
+	[[ $# -ge 2 ]] && cols="$cols, '' using 3 title '$2 rules'"
+	[[ $# -ge 3 ]] && cols="$cols, '' using 4 title '$3 rules'"
+	gnuplot <<EOF
+set terminal svg size 720,420 font 'sans,11' background rgb 'white'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set logscale y
+set grid ytics
+set key top left
+set ylabel 'wall time, ms (median, log scale)'
+set title 'Applying N rules on the fake kernel (lower is better)'
+set output '$out/walltime.svg'
+plot $cols
+set title 'Device appears -> bound to the wanted driver (lower is better)'
+set ylabel 'latency, ms (median, log scale)'
+set output '$out/latency.svg'
+plot '$data/latency.dat' using 2:xtic(1) title 'fake kernel, device appears'$( [[ -f $data/qemu ]] && echo ", '' using 3 title 'QEMU, driver appears', '' using 4 title 'QEMU, device appears'")
+EOF
+}
+
+tables | tee "$data/tables.md"
+echo "### Targets"
+targets | tee "$data/targets.md"
+charts
+
+{
+	echo "# make bench: drvbind and its peers, side by side"
+	echo
+	echo "Written by \`make bench\` (test/bench/bench.sh)$( ((quick)) && echo ", smoke mode (-q): too few rounds to mean anything")."
+	echo
+	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "- machine: $(uname -srm), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) CPUs (shared), Debian $(cat /etc/debian_version)"
+	echo "- drvbind: build/drvbind, $(stat -c %s "$(dirname "$0")/../../build/drvbind") bytes, commit $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null)"
+	echo "- peers: $(dpkg-query -W -f '${Package} ${Version}, ' driverctl dpdk usbip busybox-static bash python3 pciutils 2>/dev/null | sed 's/, $//')"
+	echo "- tools: $(dpkg-query -W -f '${Package} ${Version}, ' strace valgrind gnuplot-nox qemu-system-x86 2>/dev/null | sed 's/, $//')"
+	echo
+	echo "Charts: [wall time](walltime.svg), [latency](latency.svg)."
+	echo
+	echo "## How it was run"
+	echo
+	echo "One fake kernel for all: test/fake/fakesys.c (FUSE) mounted over /sys inside \`unshare -m -n\` (bind mount), so the peers run unmodified and the fake's uevents stay in the namespace; the tree is put back (every device on its native driver) before every run. PCI tree: N e1000s (\`0000:01:00.0\`...) on e1000, each with driver_override, config and class for lspci; target vfio-pci (module vfio_pci). USB tree: N devices \`1-1\`... on the generic usb driver; target usbip-host. The exact command lines, for N devices:"
+	echo
+	echo '    drvbind       build/drvbind pci/DEV:vfio-pci ...             (drvbind-usb: usb/BUSID:usbip-host ...)'
+	echo '    script        busybox sh test/bench/script.sh 10 pci/DEV:vfio-pci ...'
+	echo '    driverctl     busybox sh -c '\''for d; do driverctl --nosave set-override "$d" vfio-pci; done'\'' sh DEV ...'
+	echo '    dpdk-devbind  dpdk-devbind.py -b vfio-pci DEV ...'
+	echo '    usbip         busybox sh -c '\''for b; do usbip bind -b "$b"; done'\'' sh BUSID ...   (LD_PRELOAD=sysfsmagic.so)'
+	echo
+	echo "- drvbind takes at most $(sed -n 's/^[[:space:]]*RULES_MAX = \([0-9]*\),.*/\1/p' "$(dirname "$0")/../../applet/drvbind.c") rules a run (RULES_MAX, applet/drvbind.c): more rules are that many per run, the runs one after the other from one \`busybox sh -c\`."
+	echo "- Footprint: \`strace -f -e trace=execve,open,openat\` of one rule (per-device tools run directly), files summed once each; peak RSS: \`benchrun -m\` (VmHWM of each process at its exit, via ptrace); heap calls: \`strace -f -c\`, brk + mmap."
+	echo "- System calls: \`strace -f -c\`, total calls for $small and $big rules."
+	echo "- Instructions: \`valgrind --tool=callgrind --trace-children=yes\`, the summary of every process added up."
+	echo "- Wall time: \`benchrun CMD\` (fork, exec, wait: CLOCK_MONOTONIC), $rounds rounds; in each round every tool once per size, the order rotated each round; medians."
+	echo "- Latency: the tool starts while the device is not plugged; 0.3 s later \`benchrun -p\` makes the bus link and sends the add uevent, stamping CLOCK_MONOTONIC; the fake kernel (FAKESYS_TIMES) stamps the bind write. Under QEMU: test/bench/qemu.sh boots Debian's kernel with an e1000 on e1000; each tool waits for pci-stub, which the guest loads 0.5 s later."
+	echo "- Waiting: \`benchrun -w\` with a rule for a device that never comes and a ${wait_s} s timeout."
+	echo "- usbip's libudev refuses a /sys that is not sysfs by its magic number: it runs with LD_PRELOAD=build/test/sysfsmagic.so, which makes statfs say sysfs for the FUSE mount and changes nothing else. driverctl calls /sbin/modprobe unless /sys/module/DRIVER exists (the module of vfio-pci is vfio_pci): in the namespace /usr/sbin/modprobe is /bin/true, in driverctl's favour."
+	echo "- drvbind on a tree that is not sysfs (the fake) re-scans every 250 ms besides listening for uevents (applet/drvbind.c, RESCAN_MS); on the real kernel it only waits on the uevent socket."
+	echo
+	echo "## Tables"
+	echo
+	cat "$data/tables.md"
+	echo "### Targets"
+	echo
+	cat "$data/targets.md"
+	echo
+	echo "## drvbind's system calls for one present rule"
+	echo
+	echo '    $ strace build/drvbind pci/0000:01:00.0:vfio-pci'
+	sed 's/^/    /' "$data/strace-one"
+	if [[ -f $data/failures ]]; then
+		echo
+		echo "## Runs that did not end bound"
+		echo
+		sed 's/^/- /' "$data/failures"
+	fi
+} >"$out/RESULTS.md"
