@@ -34,7 +34,7 @@ if [[ -z ${BENCH_NS-} ]]; then
 fi
 
 BIN=$top/build/drvbind
-RUN=$top/build/test/benchrun
+BENCHRUN=$top/build/test/benchrun
 MAGIC=$top/build/test/sysfsmagic.so
 SCRIPT=$top/test/bench/script.sh
 if ((quick)); then
@@ -238,7 +238,7 @@ footprint() {
 		xargs -r dpkg -S 2>/dev/null | grep -v '^diversion ' |
 		awk '{ sub(/: \/.*/, ""); n = split($0, a, ", "); for (i = 1; i <= n; i++) { sub(/:.*/, "", a[i]); print a[i] } }')
 	load "$(kind "$t")-1"
-	peak=$(LD_PRELOAD=$LP "$RUN" -m "${CMD[@]}" 2>/dev/null | sed -n 's/^peak_kb //p')
+	peak=$(LD_PRELOAD=$LP "$BENCHRUN" -m "${CMD[@]}" 2>/dev/null | sed -n 's/^peak_kb //p')
 	load "$(kind "$t")-1"
 	LD_PRELOAD=$LP strace -f -c -o "$work/heap.$t" "${CMD[@]}" >/dev/null 2>&1
 	heap=$(awk '$NF == "brk" || $NF == "mmap" { n += $4 } END { print n + 0 }' "$work/heap.$t")
@@ -307,7 +307,7 @@ for ((r = 1; r <= rounds; r++)); do
 		for t; do
 			load "$(kind "$t")-$n"
 			cmd "$t" "$n"
-			read -r ns _ <<<"$(LD_PRELOAD=$LP "$RUN" "${CMD[@]}" 2>/dev/null </dev/null | tail -1)"
+			read -r ns _ <<<"$(LD_PRELOAD=$LP "$BENCHRUN" "${CMD[@]}" 2>/dev/null </dev/null | tail -1)"
 			bound "$t" "$n" || fail "wall: $t $n did not bind"
 			echo "$t $n $ns" >>"$data/wall"
 		done
@@ -328,7 +328,7 @@ for ((r = 1; r <= lat_rounds; r++)); do
 		fi
 		pid=$!
 		sleep 0.3
-		t0=$("$RUN" -p "$live/back/$plink" "$ptarget" "$pdev" "$pbus")
+		t0=$("$BENCHRUN" -p "$live/back/$plink" "$ptarget" "$pdev" "$pbus")
 		wait "$pid"
 		t1=$(awk -v p="bus/pci/drivers/vfio-pci/bind $lid" '$NF == "ok" && index($0, p) { print $1; exit }' "$live/times")
 		if [[ -z $t1 ]]; then
@@ -348,7 +348,7 @@ for t in drvbind script; do
 	else
 		set -- busybox sh "$SCRIPT" "$wait_s" pci/0000:ff:00.0:vfio-pci
 	fi
-	res=$("$RUN" -w "$from" "$to" "$@" 2>/dev/null)
+	res=$("$BENCHRUN" -w "$from" "$to" "$@" 2>/dev/null)
 	wk=$(sed -n 's/^wakeups //p' <<<"$res")
 	read -r ns ut st _ <<<"$(tail -1 <<<"$res")"
 	echo "$t $wk $(((ut + st) / 1000)) $((to - from))" >>"$data/waiting"
