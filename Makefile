@@ -42,6 +42,10 @@ CRT1_     = /usr/lib/x86_64-linux-musl/crt1.o
 CRT1_arm64 = /usr/lib/aarch64-linux-musl/crt1.o
 CRT1_armhf = /usr/lib/arm-linux-musleabihf/crt1.o
 CRT1      = $(CRT1_$(ARCH))
+CLANG     = clang
+# Seconds of fuzzing per parser: make fuzz, and the short run in make check.
+FUZZ_TIME = 300
+CHECK_FUZZ_TIME = 15
 
 # What keeps the static binary small: a section per function for the
 # linker to drop, no unwind tables, whole-program optimisation, a few
@@ -81,9 +85,15 @@ CROSS_TESTS = test/build.bats test/rules.bats test/bind.bats test/wait.bats
 DEPS = musl-tools gcc make bats fuse3 libfuse3-dev pkg-config binutils \
        qemu-system-x86 busybox-static cpio kmod \
        initramfs-tools dracut-core udev systemd zstd e2fsprogs shellcheck \
+       clang libclang-rt-14-dev valgrind cppcheck clang-tidy strace \
        gcc-aarch64-linux-gnu musl-dev:arm64 gcc-arm-linux-gnueabihf musl-dev:armhf \
        qemu-user-static qemu-system-arm
 FOREIGN = arm64 armhf
+
+# The sanitizer builds: the same sources, with every report fatal.
+ASAN_CFLAGS  = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+UBSAN_CFLAGS = -Os -g -fsanitize=undefined -fsanitize-undefined-trap-on-error
+FUZZ_TARGETS = cmdline rule uevent
 
 all: $(O)/drvbind
 
@@ -139,6 +149,22 @@ print-cc:
 print-nm:
 	@echo $(NM)
 
+# clang against glibc, dynamic, AddressSanitizer and UBSan.
+build/asan/drvbind: $(SRC) $(HDR)
+	@mkdir -p build/asan
+	$(CLANG) $(ASAN_CFLAGS) -Wall -Wextra -Werror -o $@ $(SRC)
+
+# The musl static build, where UBSan traps (no runtime to print with).
+build/ubsan/drvbind: $(SRC) $(HDR)
+	@mkdir -p build/ubsan
+	$(CC) $(UBSAN_CFLAGS) -Wall -Wextra -Werror -static -o $@ $(SRC)
+
+# One libFuzzer binary per parser of applet/parse.c.
+build/fuzz/cmdline build/fuzz/rule build/fuzz/uevent: test/fuzz/parse_fuzz.c applet/parse.c $(HDR)
+	@mkdir -p build/fuzz
+	$(CLANG) $(ASAN_CFLAGS) -fsanitize=fuzzer -Wall -Wextra -Werror \
+		-DTARGET_$$(basename $@ | tr a-z A-Z) -o $@ test/fuzz/parse_fuzz.c applet/parse.c
+
 deps:
 	@have=$$(dpkg --print-foreign-architectures); for a in $(FOREIGN); do \
 	case " $$(echo $$have) " in *" $$a "*) continue ;; esac; \
@@ -155,11 +181,40 @@ check: deps
 	$(MAKE) all build/drvbind.syms build/drvbind.cpio $(TEST_BIN)
 	for a in $(CROSS); do $(MAKE) ARCH=$$a all build/$$a/drvbind.syms build/$$a/drvbind.cpio || exit 1; done
 	$(BATS) test
+	$(MAKE) check-asan check-ubsan
+	$(MAKE) fuzz FUZZ_TIME=$(CHECK_FUZZ_TIME)
 	st=0; for a in $(CROSS); do $(MAKE) ARCH=$$a check-cross || st=1; done; exit $$st
 
 # The binary's own cases once more, for a cross build run by qemu-user.
 check-cross: all $(O)/drvbind.syms $(TEST_BIN)
 	DRVBIND=$(O)/drvbind DRVBIND_RUN=$(RUN) DRVBIND_ARCH=$(ARCH) $(BATS) $(CROSS_TESTS)
+
+# The fake-kernel suite (the files that run the binary on the fake
+# kernel; not the QEMU tiers, nor the initramfs builders) on a sanitizer
+# build. ASan and UBSan also report from background children into
+# build/asan/log; any report there fails the run. No leak check: there
+# is no heap to leak, and LeakSanitizer cannot run under strace.
+FAKE_TESTS = test/build.bats test/fake.bats test/rules.bats test/bind.bats test/wait.bats \
+             test/hostile.bats test/faults.bats test/analysis.bats
+
+check-asan: deps
+	$(MAKE) all build/drvbind.syms build/asan/drvbind $(TEST_BIN)
+	@rm -rf build/asan/log && mkdir -p build/asan/log
+	st=0; ASAN_OPTIONS=detect_leaks=0:log_path=$$PWD/build/asan/log/asan \
+		UBSAN_OPTIONS=print_stacktrace=1:log_path=$$PWD/build/asan/log/ubsan \
+		DRVBIND=$$PWD/build/asan/drvbind $(BATS) $(FAKE_TESTS) || st=$$?; \
+	if [ -n "$$(ls build/asan/log)" ]; then cat build/asan/log/*; echo "check-asan: sanitizer reports above" >&2; st=1; fi; \
+	exit $$st
+
+check-ubsan: deps
+	$(MAKE) all build/drvbind.syms build/ubsan/drvbind $(TEST_BIN)
+	DRVBIND=$$PWD/build/ubsan/drvbind $(BATS) $(FAKE_TESTS)
+
+# Replays the committed corpus (test/fuzz/corpus/TARGET, every past
+# finding among it), then fuzzes each parser for FUZZ_TIME seconds.
+fuzz: deps
+	$(MAKE) $(FUZZ_TARGETS:%=build/fuzz/%)
+	sh test/fuzz/run.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
 
 demo: deps
 	sh test/qemu/demo.sh
@@ -208,4 +263,4 @@ uninstall:
 clean:
 	rm -rf build
 
-.PHONY: all initramfs size deps check check-cross print-cc print-nm demo demo-fake install uninstall clean
+.PHONY: all initramfs size deps check check-cross check-asan check-ubsan fuzz print-cc print-nm demo demo-fake install uninstall clean

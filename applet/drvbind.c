@@ -19,7 +19,6 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -47,7 +46,6 @@ enum {
 	SETTLE_MS = 500,	/* how long an unbound device may still be probed */
 	RESCAN_MS = 250,	/* re-scan interval where no uevents can come */
 	BUSY_RETRIES = 3,
-	SYSFS_MAGIC = 0x62656572,
 	NETLINK_KOBJECT_UEVENT = 15,
 };
 
@@ -57,6 +55,9 @@ enum state { WAITING, DONE, FAILED };
 
 /* Not an errno: a check found the device on another driver, or none. */
 enum { MISPLACED = -1 };
+
+/* dev_move's fwd for a device whose driver_override names the new driver. */
+enum { OVERRIDDEN = 2 };
 
 /* musl-gcc does not see the kernel's uapi headers. */
 struct sockaddr_nl {
@@ -70,6 +71,7 @@ struct sockaddr_nl {
 struct rule {
 	enum state state;
 	int none, held, asked, busid;
+	int err;		/* bind's refusal while the override holds the device */
 	long long settle_at;
 	char id[32];		/* the id taught through new_id, for the message */
 	struct spec s;
@@ -731,7 +733,8 @@ static int busid_write(struct rule *r, const char *verb)
  * that binds nothing succeeds too). A native driver may still be probing
  * a device that just appeared: an unbind that says ENODEV or a bind that
  * says EBUSY means the device changed hands meanwhile, so look again.
- * fwd: the rule's own move, where match_busid and new_id apply; `cur'
+ * fwd: the rule's own move, where match_busid and new_id apply (new_id
+ * not with an override, OVERRIDDEN: that matches whatever the ids); `cur'
  * holds the driver just read and `bind' is the new driver's bind, open.
  * Returns NULL, or the failed step with errno set (MISPLACED: on `cur').
  */
@@ -760,7 +763,7 @@ static const char *dev_move(struct rule *r, const char *to, int fwd, int bind, c
 		if (drv_put(r, to, "bind", r->s.dev, fwd ? bind : -1) == 0)
 			break;
 		e = errno;
-		if (fwd && e == ENODEV && drv_has(r, to, "new_id")) {
+		if (fwd == 1 && e == ENODEV && drv_has(r, to, "new_id")) {
 			const char *step = teach(r);
 			if (step)
 				return step;
@@ -852,7 +855,20 @@ static void rule_move(struct rule *r, const char *cur, int ovr, int ofd, const c
 		if (ovr && attr_put(ofd, op, r->none ? "none" : to) < 0)
 			step = "driver_override";
 		else
-			step = dev_move(r, to, 1, bind, now);
+			step = dev_move(r, to, ovr ? OVERRIDDEN : 1, bind, now);
+		/*
+		 * Until the bus has finished adding a new device (PCI sets
+		 * match_driver after the add uevent), bind says ENODEV even
+		 * for the driver its override names, and then the kernel binds
+		 * that driver itself. A device without a driver stays held so;
+		 * at the deadline it is handed back.
+		 */
+		if (step && ovr && !cur[0] && errno == ENODEV && !strcmp(step, "bind")) {
+			r->held = 1;
+			r->err = ENODEV;
+			say(LOG_DEBUG, "%r: held for %s by driver_override", r, r->s.drv);
+			return;
+		}
 		if (step) {
 			rule_fail(r, step, now, ovr);
 			return;
@@ -942,6 +958,9 @@ static void rule_expire(struct rule *r)
 	if (dev_find(r) <= 0) {
 		if (r->state != FAILED)
 			say(LOG_ERR, "%r: device not found (waited %u s)", r, g.timeout);
+	} else if (r->err) {
+		errno = r->err;
+		rule_fail(r, "bind", "", 1);
 	} else {
 		/* The native driver may have a held device back: nothing is lost. */
 		if (r->held)
@@ -1256,13 +1275,10 @@ static int list_bus(const char *bus, void *unused)
 /* Waits and applies the rules loaded; the exit status. */
 static int rules_apply(void)
 {
-	struct statfs sfs;
-
 	if (!g.nrules)
 		return g.bad != 0;
 	g.sock = uevent_open();
-	/* Only the kernel's sysfs sends uevents; any other tree is re-scanned. */
-	if (g.sock < 0 || syscall(SYS_fstatfs, g.sysfd, &sfs) < 0 || sfs.f_type != SYSFS_MAGIC)
+	if (g.sock < 0)
 		g.poll_ms = RESCAN_MS;
 	return rules_run();
 }
@@ -1330,7 +1346,7 @@ int main(int argc, char **argv, char **envp)
 {
 	/* The options that take a value, in the order of `opts'. */
 	enum { CONF, CMDLINE, MODPROBE, ROOT, SECS };
-	const char *val[5] = { NULL, NULL, NULL, "/sys", NULL }, *err;
+	const char *val[5] = { NULL }, *root = "/sys", *err;
 	/* Five flags (g.flag), then five options that take a value (val). */
 	static const char opts[] = "blnqvckmrt";
 	unsigned t = 0;
@@ -1377,9 +1393,14 @@ int main(int argc, char **argv, char **envp)
 	/* At boot the console may be quiet or gone: the kernel log keeps the lines. */
 	if (i == argc && !val[CMDLINE])
 		g.kmsg = open_at(AT_FDCWD, "/dev/kmsg", O_WRONLY);
-	g.sysfd = open_at(AT_FDCWD, val[ROOT], O_RDONLY | O_DIRECTORY);
-	if (g.sysfd < 0 || !sys_exists("bus")) {
-		say(LOG_ERR, "%s: not a sysfs tree: %e", val[ROOT], g.sysfd < 0 ? errno : ENOENT);
+	/* A tree given with -r need not send uevents: it is also re-scanned. */
+	if (val[ROOT]) {
+		root = val[ROOT];
+		g.poll_ms = RESCAN_MS;
+	}
+	g.sysfd = open_at(AT_FDCWD, root, O_RDONLY | O_DIRECTORY);
+	if (g.sysfd < 0 || !sys_exists("bus/")) {
+		say(LOG_ERR, "%s: not a sysfs tree: %e", root, g.sysfd < 0 ? errno : ENOENT);
 		if (pid1)
 			pid1_exec(1, argv, envp);
 		return 1;

@@ -12,12 +12,13 @@ tool() {
 }
 
 @test "the binary is static, stripped and at most 16 KiB" {
+	shipped_only
 	[ -x "$BIN" ]
 	size=$(wc -c <"$BIN")
 	echo "size: $size"
 	[ "$size" -le 16384 ]
-	! readelf -lW "$BIN" | grep -q INTERP
-	! readelf -lW "$BIN" | grep -q DYNAMIC
+	# a bare "! cmd" before the last line cannot fail a bats test
+	[ -z "$(readelf -lW "$BIN" | grep -e INTERP -e DYNAMIC)" ]
 	# no symbol table for nm, which would say it cannot read the file at all
 	run $(tool nm) "$BIN"
 	[[ $output == *": no symbols" ]]
@@ -46,9 +47,9 @@ tool() {
 }
 
 @test "the binary carries no date or path of the build" {
-	! grep -aq "$(date +%Y)" "$BIN"
-	! grep -aqF "$TOP" "$BIN"
-	! grep -aq "$(date +%b)" "$BIN"
+	shipped_only
+	run grep -ac -e "$(date +%Y)" -e "$(date +%b)" -e "$TOP" "$BIN"
+	[ "$output" = 0 ]
 }
 
 @test "-h prints the usage on stdout and -V the version, both exit 0" {

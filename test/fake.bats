@@ -277,6 +277,29 @@ pci_e1000() {
 	EOF
 }
 
+@test "an unregister fault does the write, then unbinds the driver's devices and removes the driver" {
+	pci_e1000 driver=e1000
+	fake_driver pci vfio-pci match=*
+	fake_device pci 0000:00:03.0 driver=vfio-pci
+	fake_listen
+	fake_fault "bus/pci/devices/$E1000/driver_override" unregister:pci/vfio-pci
+	printf vfio-pci >"$SYS/bus/pci/devices/$E1000/driver_override"
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = vfio-pci ]
+	[ ! -e "$SYS/bus/pci/drivers/vfio-pci" ]
+	assert_driver pci 0000:00:03.0 none
+	assert_driver pci "$E1000" e1000
+	wait_for "$FAKE/uevents" '^remove@/bus/'
+	# the host's own (a FUSE mount's bdi) reach every namespace
+	run grep -v '^[a-z]*@/devices/virtual/' "$FAKE/uevents"
+	assert_output_is <<-EOF
+	unbind@/devices/pci0000:00/0000:00:03.0 SUBSYSTEM=pci
+	remove@/bus/pci/drivers/vfio-pci SUBSYSTEM=drivers
+	EOF
+	run sh -c "printf %s '$E1000' >'$SYS/bus/pci/drivers/vfio-pci/bind'"
+	[ "$status" -ne 0 ]
+	[[ $output == *"vfio-pci/bind: Directory nonexistent" ]]
+}
+
 @test "bind and unbind send uevents in the test's network namespace only" {
 	pci_e1000
 	fake_listen

@@ -9,6 +9,8 @@
 # sent by the fake kernel reach only this test's drvbind.
 
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+# DRVBIND=PATH runs the suite on another build of the same sources (make
+# check-asan, make check-ubsan); the default is the shipped binary.
 BIN=${DRVBIND:-$TOP/build/drvbind}
 # A cross build (make check-cross) names its architecture, as make's
 # ARCH=, and what runs it: qemu-user, e.g. DRVBIND_RUN=qemu-aarch64-static.
@@ -17,6 +19,16 @@ ARCH=${DRVBIND_ARCH-}
 RUN=${DRVBIND_RUN-}
 FAKESYS=${FAKESYS:-$TOP/build/test/fakesys}
 UEVENT=${UEVENT:-$TOP/build/test/uevent}
+
+# A test about the shipped binary itself (its size, its static link, what
+# its bytes hold), or about the sources alone, has nothing to add in a run
+# on a sanitizer build; the run on build/drvbind makes it, and the run on
+# each shipped cross build (build/ARCH/drvbind, make check-cross).
+# shipped_only [WHAT]: WHAT the test checks, for the reason it is skipped
+shipped_only() {
+	[[ $BIN -ef $TOP/build/${ARCH:+$ARCH/}drvbind ]] ||
+		skip "${1:-checks the shipped build/drvbind}: the run on build/drvbind does that; this run is on $BIN"
+}
 
 # Run a command inside the test's network namespace.
 fake_ns() {
@@ -248,8 +260,10 @@ fake_device() {
 
 # fake_fault RELPATH ACTION [always]
 #   ACTION: an errno name (the write fails with it, nothing happens),
-#   short (len-1 reported, nothing happens), unplug:ID (the write
-#   happens, then device ID is hot-unplugged)
+#   short (len-1 reported, nothing happens), pass (the write goes
+#   through, so the next line is for a later write), unplug:ID (the write
+#   happens, then device ID is hot-unplugged), unregister:B/D (the write
+#   happens, then driver D of bus B unbinds its devices and goes away)
 fake_fault() {
 	printf '%s\n' "$*" >>"$FAKE/back/.fake_faults"
 }

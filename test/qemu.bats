@@ -119,6 +119,13 @@ setup_file() {
 	has missing missing.dmesg "<11>drvbind: 0000:00:1f.0: device not found (waited 3 s)"
 }
 
+@test "a PCI device added while drvbind waits, which bind refuses until the bus has finished adding it, ends on pci-stub, not e1000" {
+	booted missing
+	status_is missing rescan 0
+	has missing rescan.link "pci/0000:00:05.0 pci-stub"
+	has missing rescan.stderr "drvbind: pci/0000:00:05.0: none -> pci-stub"
+}
+
 @test "malformed and hostile rules on the real command line are refused by name, touch nothing, and the good rule applies" {
 	booted malformed
 	status_is malformed malformed 1
@@ -287,4 +294,23 @@ setup_file() {
 	booted myinit
 	has myinit myinit.link "serio/serio0 none"
 	has myinit myinit.dmesg "<14>drvbind: serio/serio0: atkbd -> none"
+}
+
+@test "as PID 1 under a hostile command line and a bind the kernel refuses, drvbind reports each, rolls back, and the next init still runs" {
+	# panic=-1: had PID 1 exited, the kernel would have panicked and the
+	# machine ended before this init reported anything
+	booted myinit
+	has myinit init.pid 1
+	has myinit init.argv "/sbin/myinit"
+	grep -q '^myinit\.dmesg <11>drvbind: bad "drvbind\.init"="/p\{79\}"\.\.\.: path too long$' \
+		"$QEMU_OUT/myinit/results"
+	has myinit myinit.dmesg "<11>drvbind: bad rule \"../../../../dev/sda:x\": '..' in bus"
+	has myinit myinit.dmesg "<11>drvbind: bad rule \"serio0:/sbin/init\": '/' in driver"
+	has myinit myinit.dmesg "<11>drvbind: bad \"drvbind.timeout\"=\"99999999999999999999\": more than a day"
+	# the 8250 PnP driver does not match the RTC: ENODEV, back on rtc_cmos
+	has myinit myinit.dmesg "<11>drvbind: pnp/00:05: rtc_cmos -> serial failed at bind: No such device; back on rtc_cmos"
+	has myinit myinit.link "pnp/00:05 rtc_cmos"
+	# the good rule beside them applied
+	has myinit myinit.dmesg "<14>drvbind: serio/serio0: atkbd -> none"
+	has myinit myinit.link "serio/serio0 none"
 }

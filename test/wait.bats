@@ -238,6 +238,54 @@ drvbind_no_m() {
 	EOF
 }
 
+@test "a new device that bind refuses with ENODEV, as PCI does until the bus has added it, is bound on the next look" {
+	fake_driver pci pci-stub
+	# the add uevent comes before the bus lets drivers match the device
+	fake_fault bus/pci/drivers/pci-stub/bind ENODEV
+	fake_later 0.3 device_appears pci "$E1000" vendor=0x8086 device=0x100e override
+	run drvbind -t 5 "pci/$E1000:pci-stub"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
+	assert_driver pci "$E1000" pci-stub
+	# no new_id: the override matches whatever the ids
+	assert_log <<-EOF
+	$E1000_DEV/driver_override pci-stub -> ok
+	bus/pci/drivers/pci-stub/bind $E1000 -> ENODEV
+	$E1000_DEV/driver_override pci-stub -> ok
+	bus/pci/drivers/pci-stub/bind $E1000 -> ok
+	EOF
+}
+
+@test "a new device that bind keeps refusing stays held by its override until the kernel's own probe binds it" {
+	fake_driver pci pci-stub new_id
+	fake_fault bus/pci/drivers/pci-stub/bind ENODEV always
+	fake_later 0.3 device_appears pci "$E1000" vendor=0x8086 device=0x100e override
+	fake_later 1.2 fake_probe pci "$E1000"
+	run drvbind -t 5 "pci/$E1000:pci-stub"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
+	assert_driver pci "$E1000" pci-stub
+	log_has "bus/pci/drivers/pci-stub/bind $E1000 -> ENODEV"
+	! grep -q new_id "$FAKE/log"
+}
+
+@test "a new device that bind refuses with ENODEV to the deadline is handed back with its override cleared" {
+	fake_driver pci pci-stub
+	fake_fault bus/pci/drivers/pci-stub/bind ENODEV always
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
+	run drvbind -t 1 "pci/$E1000:pci-stub"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: none -> pci-stub failed at bind: No such device; left unbound"
+	assert_driver pci "$E1000" none
+	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = '(null)' ]
+	# the rollback of a held device: override cleared, the kernel asked to probe
+	run tail -n 2 "$FAKE/log"
+	assert_output_is <<-EOF
+	$E1000_DEV/driver_override \\n -> ok
+	bus/pci/drivers_probe $E1000 -> ok
+	EOF
+}
+
 @test "a driver that never appears for a device no driver wants leaves it unbound with its override cleared" {
 	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
 	run drvbind -t 1 "pci/$E1000:pci-stub"

@@ -16,6 +16,11 @@
  *	bus/B/drivers/D/.fake_dynids	ids added through new_id
  *	bus/B/drivers/D/.fake_busids	bus ids added through match_busid
  *	.fake_faults			"RELPATH ACTION [always]" lines
+ * where ACTION is an errno name (the write fails, nothing happens),
+ * "short", "pass" (the write goes through: a later line takes the
+ * next write), "unplug:ID" (the write happens, then device ID is
+ * hot-unplugged) or "unregister:BUS/DRIVER" (the write happens, then the
+ * driver unregisters: its devices are unbound and its directory goes)
  * and are invisible through the mount.
  */
 #define FUSE_USE_VERSION 31
@@ -854,6 +859,43 @@ static void unplug(const char *id)
 		nftw(p, rmtree_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/*
+ * driver_unregister: every device the driver holds is unbound (an unbind
+ * uevent each), then its directory goes and a remove uevent follows.
+ */
+static void unregister(const char *spec)
+{
+	char bus[PATHSZ], dir[PATHSZ], p[PATHSZ], t[PATHSZ], dev[PATHSZ], *drv;
+	struct dirent **list;
+	int i, n;
+
+	if (fmt(bus, sizeof bus, "%s", spec) || !(drv = strchr(bus, '/')))
+		return;
+	*drv++ = 0;
+	if (!name_ok(bus) || !name_ok(drv) ||
+	    fmt(dir, sizeof dir, "bus/%s/drivers/%s", bus, drv))
+		return;
+	n = scan(dir, &list);
+	if (n < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		if (list[i]->d_type != DT_LNK || !name_ok(list[i]->d_name) ||
+		    strcmp(list[i]->d_name, "module") == 0 ||
+		    fmt(p, sizeof p, "%s/%s", dir, list[i]->d_name) ||
+		    link_read(p, t, sizeof t) || link_join(dev, sizeof dev, dir, t))
+			continue;
+		links_drop(bus, drv, list[i]->d_name, dev);
+	}
+	scan_free(list, n);
+	if (!fmt(p, sizeof p, "%s/%s", backroot, dir))
+		nftw(p, rmtree_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (nlfd >= 0 && !fmt(p, sizeof p, "/%s", dir)) {
+		const char *kv[] = { "SUBSYSTEM=drivers" };
+
+		uevent_send(nlfd, "remove", p, kv, 1);
+	}
+}
+
 /* a fault's path, with the links of its directory resolved like ours */
 static int fault_path(const char *path, char *out, size_t n)
 {
@@ -1048,8 +1090,15 @@ static int fs_write(const char *path, const char *buf, size_t n, off_t off,
 		log_write(r, buf, 0, "ok");
 		return 0;
 	}
+	/* kernfs: a store through a file kept open after its node went away */
+	if (!exists(r)) {
+		log_write(r, buf, len, "ENODEV");
+		return -ENODEV;
+	}
 	fault_take(r, act, sizeof act);
-	if (act[0] && strncmp(act, "unplug:", 7)) {
+	if (!strcmp(act, "pass"))
+		act[0] = 0;
+	if (act[0] && strncmp(act, "unplug:", 7) && strncmp(act, "unregister:", 11)) {
 		if (!strcmp(act, "short")) {
 			log_write(r, buf, len, "short");
 			return len - 1;
@@ -1067,8 +1116,10 @@ static int fs_write(const char *path, const char *buf, size_t n, off_t off,
 	} else {
 		log_write(r, buf, len, "ok");
 	}
-	if (act[0])
+	if (!strncmp(act, "unplug:", 7))
 		unplug(act + 7);
+	else if (act[0])
+		unregister(act + 11);
 	return e < 0 ? e : (int)len;
 }
 

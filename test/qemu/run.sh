@@ -80,6 +80,9 @@ bad="drvbind=e1000 drvbind=0000:00:05.0: drvbind=:pci-stub"
 bad="$bad drvbind=../0000:00:05.0:pci-stub drvbind=0000:00:05.0:../../module/e1000"
 bad="$bad drvbind=0000:00:05.0:e1000${esc}[2J drvbind=0000:00:05.0:$long"
 bad="$bad drvbind.timeout=soon"
+longpath=/$(printf '%0600d' 0 | tr 0 p)
+hostile="drvbind=pnp/00:05:serial drvbind=../../../../dev/sda:x drvbind=serio0:/sbin/init"
+hostile="$hostile drvbind.timeout=99999999999999999999"
 
 scenario() {
 	case $1 in
@@ -107,14 +110,20 @@ scenario() {
 		# drvbind as PID 1, then the init that drvbind.init= names. The
 		# image also has a static /dev/null node, as images made from a
 		# gen_init_cpio list or by hand often do, but no /dev/kmsg:
-		# drvbind must still get its lines into the kernel log.
+		# drvbind must still get its lines into the kernel log. Before
+		# the good rule, a hostile command line (an init path over the
+		# limit, names that climb out or are absolute, a timeout that
+		# would wrap) and a bind the kernel refuses (the 8250 PnP
+		# driver "serial" does not match the RTC at 00:05: ENODEV, so
+		# it goes back to rtc_cmos): none of it may keep the next init
+		# from running.
 		img=build/qemu/myinit.cpio
 		{
 			cat "$initrd"
 			newc dev/null $((0020666)) 1 3
 			newc TRAILER!!! 0 0 0
 		} >"$img"
-		boot myinit "rdinit=/sbin/drvbind drvbind.init=/sbin/myinit drvbind=serio0:none" ;;
+		boot myinit "rdinit=/sbin/drvbind drvbind.init=$longpath drvbind.init=/sbin/myinit $hostile drvbind=serio0:none" ;;
 	*)
 		echo "run.sh: no scenario $1" >&2
 		return 1 ;;

@@ -1,0 +1,353 @@
+#!/usr/bin/env bats
+# Faults that bind.bats and wait.bats do not reach: a device or a driver
+# going away in the middle of a move, errors on new_id and remove_id,
+# a uevent socket that cannot be had or overflows, /dev/kmsg missing or
+# read-only, and sysfs roots that are not sysfs. Each asserts the final
+# tree, the messages, the write log and the exit status; a device that
+# had a driver keeps one, unless what it had is gone from the kernel.
+
+load helper
+
+E1000=0000:00:02.0
+DEV=devices/pci0000:00/$E1000
+
+# The NIC on e1000, vfio-pci beside it (extra arguments go to vfio-pci).
+pci_setup() {
+	fake_driver pci e1000 "match=$E1000"
+	fake_driver pci vfio-pci "$@"
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override driver=e1000
+}
+
+# override_is VALUE: the NIC's driver_override now.
+override_is() {
+	local got
+	got=$(cat "$SYS/bus/pci/devices/$E1000/driver_override")
+	[[ $got == "$1" ]] && return 0
+	echo "driver_override: expected '$1', got '$got'"
+	return 1
+}
+
+# gone: the NIC is unplugged, and no driver keeps a link to it.
+gone() {
+	[ ! -e "$SYS/bus/pci/devices/$E1000" ] && [ ! -e "$SYS/$DEV" ] &&
+		[ -z "$(find "$SYS/bus/pci/drivers" -name "$E1000")" ]
+}
+
+# drvbind under strace, with strace's own ARGS (a fault to inject) first;
+# the trace goes to $FAKE/trace.
+drvbind_strace() {
+	local sargs=()
+	while [[ $1 != -- ]]; do
+		sargs+=("$1")
+		shift
+	done
+	shift
+	fake_ns strace -f -qq -o "$FAKE/trace" "${sargs[@]}" \
+		"$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" "$@"
+}
+
+# The NIC appears, with its add uevent, once drvbind traced by
+# drvbind_strace waits in poll(): so it is found by what follows a wait,
+# not by the first look, however late drvbind started.
+device_after_poll() {
+	local i
+	for ((i = 0; i < 1000; i++)); do
+		grep -q ' poll(' "$FAKE/trace" 2>/dev/null && break
+		sleep 0.01
+	done
+	fake_device pci "$E1000" override || return 1
+	fake_uevent add "$FAKE_DEVPATH" SUBSYSTEM=pci
+}
+
+# drvbind as at boot: no -k, so it reads /proc/cmdline (here the fake
+# command line, mounted over it in a mount namespace of its own) and
+# opens /dev/kmsg, which SETUP (a shell snippet) arranges first.
+drvbind_boot() {
+	local setup=$1
+	shift
+	fake_ns unshare -m --propagation private sh -c \
+		"mount --bind \"\$1\" /proc/cmdline && $setup"' && shift && exec "$@"' - \
+		"$FAKE/cmdline" "$BIN" -r "$SYS" -c "$FAKE/conf" -m "$FAKE/modprobe" "$@"
+}
+
+# ---- devices and drivers going away mid-move ----
+
+@test "a device unplugged between unbind and bind: the bind and the rollback report it gone" {
+	pci_setup match=*
+	fake_fault bus/pci/drivers/e1000/unbind "unplug:$E1000"
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device; rollback to e1000 failed at driver_override: No such file or directory"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> ENODEV
+	EOF
+	gone
+}
+
+@test "a device unplugged after the bind, before the check: the check finds it unbound and the rollback reports it gone" {
+	pci_setup match=*
+	fake_fault bus/pci/drivers/vfio-pci/bind "unplug:$E1000"
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; rollback to e1000 failed at driver_override: No such file or directory"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> ok
+	EOF
+	gone
+}
+
+@test "the target driver unregistering after the unbind: its bind, opened before, answers ENODEV and the device goes back on its driver" {
+	pci_setup match=*
+	fake_fault bus/pci/drivers/e1000/unbind unregister:pci/vfio-pci
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device; back on e1000"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> ENODEV
+	$DEV/driver_override \\n -> ok
+	bus/pci/drivers/e1000/bind $E1000 -> ok
+	EOF
+	assert_driver pci "$E1000" e1000
+	override_is "(null)"
+}
+
+@test "the target driver unregistering right after the bind: the check finds the device unbound and it goes back on its driver" {
+	pci_setup match=*
+	fake_fault bus/pci/drivers/vfio-pci/bind unregister:pci/vfio-pci
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; back on e1000"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> ok
+	$DEV/driver_override \\n -> ok
+	bus/pci/drivers/e1000/bind $E1000 -> ok
+	EOF
+	assert_driver pci "$E1000" e1000
+	override_is "(null)"
+	[ ! -e "$SYS/bus/pci/drivers/vfio-pci" ]
+}
+
+@test "the old driver unregistering while the target refuses: both failures are reported and the override is cleared" {
+	pci_setup match=* probe=EINVAL
+	fake_fault bus/pci/drivers/e1000/unbind unregister:pci/e1000
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; rollback to e1000 failed at bind: No such file or directory"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> EINVAL
+	$DEV/driver_override \\n -> ok
+	EOF
+	# e1000 is gone from the kernel: no driver is left to give it back
+	[ ! -e "$SYS/bus/pci/drivers/e1000" ]
+	assert_driver pci "$E1000" none
+	override_is "(null)"
+}
+
+@test "the old driver refusing the rollback after a silent probe: both are reported and the override is cleared" {
+	pci_setup match=* probe=silent
+	fake_fault bus/pci/drivers/e1000/bind ENODEV always
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; rollback to e1000 failed at bind: No such device"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> ok
+	$DEV/driver_override \\n -> ok
+	bus/pci/drivers/e1000/bind $E1000 -> ENODEV
+	EOF
+	assert_driver pci "$E1000" none
+	override_is "(null)"
+}
+
+# ---- errors on attributes ----
+
+@test "EINTR on bind is a failure and is rolled back" {
+	pci_setup match=*
+	fake_fault bus/pci/drivers/vfio-pci/bind EINTR
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Interrupted system call; back on e1000"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> EINTR
+	$DEV/driver_override \\n -> ok
+	bus/pci/drivers/e1000/bind $E1000 -> ok
+	EOF
+	assert_driver pci "$E1000" e1000
+	override_is "(null)"
+}
+
+@test "EIO on new_id is reported as the new_id step and rolled back" {
+	fake_driver pci e1000 "match=$E1000"
+	fake_driver pci pci-stub new_id
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e driver=e1000
+	fake_fault bus/pci/drivers/pci-stub/new_id EIO
+	run drvbind "pci/$E1000:pci-stub"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub failed at new_id: I/O error; back on e1000"
+	assert_log <<-EOF
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/pci-stub/bind $E1000 -> ENODEV
+	bus/pci/drivers/pci-stub/new_id 8086 100e -> EIO
+	bus/pci/drivers/e1000/bind $E1000 -> ok
+	EOF
+	assert_driver pci "$E1000" e1000
+}
+
+@test "EIO on remove_id is a warning: the device stays on the driver it was taught" {
+	fake_driver pci e1000 "match=$E1000"
+	fake_driver pci pci-stub new_id
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e driver=e1000
+	fake_fault bus/pci/drivers/pci-stub/remove_id EIO
+	run drvbind "pci/$E1000:pci-stub"
+	[ "$status" -eq 0 ]
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: pci-stub/remove_id "8086 100e": I/O error
+	drvbind: pci/$E1000: e1000 -> pci-stub (new_id "8086 100e")
+	EOF
+	assert_log <<-EOF
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/pci-stub/bind $E1000 -> ENODEV
+	bus/pci/drivers/pci-stub/new_id 8086 100e -> ok
+	bus/pci/drivers/pci-stub/remove_id 8086 100e -> EIO
+	EOF
+	assert_driver pci "$E1000" pci-stub
+}
+
+@test "a short write clearing the override in the rollback is reported with the rollback's step" {
+	pci_setup match=* probe=EINVAL
+	fake_fault "$DEV/driver_override" pass
+	fake_fault "$DEV/driver_override" short
+	run drvbind "pci/$E1000:vfio-pci"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; rollback to e1000 failed at driver_override: short write"
+	assert_log <<-EOF
+	$DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> EINVAL
+	$DEV/driver_override \\n -> short
+	EOF
+	# the override still names vfio-pci, which refuses it: e1000 could
+	# not take it either, and the message says the rollback failed
+	override_is vfio-pci
+	assert_driver pci "$E1000" none
+}
+
+# ---- the uevent socket ----
+
+@test "a uevent socket that cannot be opened: a device that appears later is found by the re-scan" {
+	fake_driver pci pci-stub match=*
+	fake_later 0 device_after_poll
+	SECONDS=0
+	run drvbind_strace -e trace=socket,poll -e inject=socket:error=EMFILE -- -t 60 "pci/$E1000:pci-stub"
+	[ "$status" -eq 0 ]
+	# long before the deadline: the re-scan found it, not the last look
+	((SECONDS < 30))
+	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
+	grep -q ' socket(AF_NETLINK, .* = -1 EMFILE .*(INJECTED)' "$FAKE/trace"
+	assert_driver pci "$E1000" pci-stub
+	assert_log <<-EOF
+	$DEV/driver_override pci-stub -> ok
+	bus/pci/drivers/pci-stub/bind $E1000 -> ok
+	EOF
+}
+
+@test "a uevent socket that overflows (ENOBUFS) while a device appears: the re-scan after it still moves the device" {
+	fake_driver pci pci-stub match=*
+	fake_later 0 device_after_poll
+	SECONDS=0
+	run drvbind_strace -e trace=recvfrom,poll -e inject=recvfrom:error=ENOBUFS:when=1..3 -- -t 60 "pci/$E1000:pci-stub"
+	[ "$status" -eq 0 ]
+	((SECONDS < 30))
+	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
+	[ "$(grep -c 'ENOBUFS .*(INJECTED)' "$FAKE/trace")" -eq 3 ]
+	assert_driver pci "$E1000" pci-stub
+}
+
+# ---- /dev/kmsg ----
+
+@test "at boot the lines go to /dev/kmsg with their priority and to stderr" {
+	fake_driver pci e1000 "match=$E1000"
+	fake_driver pci pci-stub match=*
+	fake_device pci "$E1000" driver=e1000 override
+	fake_cmdline "drvbind=$E1000:pci-stub drvbind=e1000"
+	: >"$FAKE/kmsg"
+	run drvbind_boot "mount --bind '$FAKE/kmsg' /dev/kmsg" -t 0
+	[ "$status" -eq 1 ]
+	assert_output_is <<-EOF
+	drvbind: bad rule "e1000": no ':' before the driver
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+	run cat "$FAKE/kmsg"
+	assert_output_is <<-EOF
+	<3>drvbind: bad rule "e1000": no ':' before the driver
+	<6>drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+	assert_driver pci "$E1000" pci-stub
+}
+
+@test "at boot without /dev/kmsg, or with it read-only, every line still reaches stderr" {
+	fake_driver pci e1000 "match=$E1000"
+	fake_driver pci pci-stub match=*
+	fake_device pci "$E1000" driver=e1000 override
+	fake_cmdline "drvbind=$E1000:pci-stub drvbind=e1000"
+	run drvbind_boot "mount -t tmpfs none /dev" -t 0
+	[ "$status" -eq 1 ]
+	assert_output_is <<-EOF
+	drvbind: bad rule "e1000": no ':' before the driver
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+	assert_driver pci "$E1000" pci-stub
+
+	fake_cmdline "drvbind=$E1000:e1000 drvbind=e1000"
+	: >"$FAKE/kmsg"
+	run drvbind_boot "mount --bind '$FAKE/kmsg' /dev/kmsg && mount -o remount,bind,ro /dev/kmsg" -t 0
+	[ "$status" -eq 1 ]
+	assert_output_is <<-EOF
+	drvbind: bad rule "e1000": no ':' before the driver
+	drvbind: pci/$E1000: pci-stub -> e1000
+	EOF
+	[ ! -s "$FAKE/kmsg" ]
+	assert_driver pci "$E1000" e1000
+}
+
+# ---- the sysfs root ----
+
+@test "a sysfs root that is a file, or whose bus is not a directory, is a clear error, exit 1, for rules and for -l" {
+	: >"$BATS_TEST_TMPDIR/file"
+	mkdir "$BATS_TEST_TMPDIR/busfile"
+	: >"$BATS_TEST_TMPDIR/busfile/bus"
+	run "$BIN" -r "$BATS_TEST_TMPDIR/file" -t 0 "$E1000:pci-stub"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: $BATS_TEST_TMPDIR/file: not a sysfs tree: error 20"
+	run "$BIN" -r "$BATS_TEST_TMPDIR/file" -l
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: $BATS_TEST_TMPDIR/file: not a sysfs tree: error 20"
+	run "$BIN" -r "$BATS_TEST_TMPDIR/busfile" -t 0 "$E1000:pci-stub"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: $BATS_TEST_TMPDIR/busfile: not a sysfs tree: No such file or directory"
+	run "$BIN" -r "$BATS_TEST_TMPDIR/busfile" -l
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: $BATS_TEST_TMPDIR/busfile: not a sysfs tree: No such file or directory"
+}
+
+@test "/proc as the sysfs root: its bus has no devices, so a rule times out and -l names the bus it cannot read" {
+	run "$BIN" -r /proc -t 0 "$E1000:pci-stub"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: $E1000: device not found (waited 0 s)"
+	run "$BIN" -r /proc -l pci
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci: no such bus: error 20"
+}
