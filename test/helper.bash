@@ -22,10 +22,11 @@ UEVENT=${UEVENT:-$TOP/build/test/uevent}
 
 # A test about the shipped binary itself (its size, its static link, what
 # its bytes hold), or about the sources alone, has nothing to add in a run
-# on a sanitizer build; the run on build/drvbind makes it.
+# on a sanitizer build; the run on build/drvbind makes it, and the run on
+# each shipped cross build (build/ARCH/drvbind, make check-cross).
 # shipped_only [WHAT]: WHAT the test checks, for the reason it is skipped
 shipped_only() {
-	[[ $BIN -ef $TOP/build/drvbind ]] ||
+	[[ $BIN -ef $TOP/build/${ARCH:+$ARCH/}drvbind ]] ||
 		skip "${1:-checks the shipped build/drvbind}: the run on build/drvbind does that; this run is on $BIN"
 }
 
