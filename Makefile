@@ -88,10 +88,7 @@ DEPS = musl-tools gcc make bats fuse3 libfuse3-dev pkg-config binutils \
        qemu-system-x86 busybox-static cpio kmod \
        initramfs-tools dracut-core udev systemd zstd e2fsprogs shellcheck \
        clang libclang-rt-14-dev valgrind cppcheck clang-tidy strace \
-<<<<<<< HEAD
        gnuplot-nox driverctl dpdk usbip \
-=======
->>>>>>> issue7
        gcc-aarch64-linux-gnu musl-dev:arm64 gcc-arm-linux-gnueabihf musl-dev:armhf \
        qemu-user-static qemu-system-arm
 FOREIGN = arm64 armhf
@@ -148,16 +145,6 @@ build/test/uevent: test/fake/uevent.c test/fake/uevent.h
 	@mkdir -p build/test
 	$(HOSTCC) -O2 -Wall -Wextra -o $@ test/fake/uevent.c
 
-<<<<<<< HEAD
-=======
-# The compiler and nm for ARCH, for the tests.
-print-cc:
-	@echo $(CC)
-
-print-nm:
-	@echo $(NM)
-
->>>>>>> issue7
 # clang against glibc, dynamic, AddressSanitizer and UBSan.
 build/asan/drvbind: $(SRC) $(HDR)
 	@mkdir -p build/asan
@@ -173,7 +160,6 @@ build/fuzz/cmdline build/fuzz/rule build/fuzz/uevent: test/fuzz/parse_fuzz.c app
 	@mkdir -p build/fuzz
 	$(CLANG) $(ASAN_CFLAGS) -fsanitize=fuzzer -Wall -Wextra -Werror \
 		-DTARGET_$$(basename $@ | tr a-z A-Z) -o $@ test/fuzz/parse_fuzz.c applet/parse.c
-<<<<<<< HEAD
 
 # The compiler and nm for ARCH, for the tests.
 print-cc:
@@ -192,8 +178,6 @@ build/test/benchrun: test/bench/benchrun.c test/fake/uevent.h
 build/test/sysfsmagic.so: test/bench/sysfsmagic.c
 	@mkdir -p build/test
 	$(HOSTCC) -O2 -Wall -Wextra -shared -fPIC -o $@ test/bench/sysfsmagic.c -ldl
-=======
->>>>>>> issue7
 
 deps:
 	@have=$$(dpkg --print-foreign-architectures); for a in $(FOREIGN); do \
@@ -245,15 +229,12 @@ check-ubsan: deps
 fuzz: deps
 	$(MAKE) $(FUZZ_TARGETS:%=build/fuzz/%)
 	sh test/fuzz/run.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
-<<<<<<< HEAD
 
 # drvbind against driverctl, dpdk-devbind.py, usbip and a boot script:
 # test/bench/RESULTS.md and its charts (slow: minutes, one QEMU boot).
 bench: deps
 	$(MAKE) all build/drvbind.cpio $(TEST_BIN)
 	test/bench/bench.sh
-=======
->>>>>>> issue7
 
 demo: deps
 	sh test/qemu/demo.sh
@@ -302,8 +283,4 @@ uninstall:
 clean:
 	rm -rf build
 
-<<<<<<< HEAD
 .PHONY: all initramfs size deps check check-asan check-ubsan check-cross fuzz bench print-cc print-nm demo demo-fake install uninstall clean
-=======
-.PHONY: all initramfs size deps check check-cross check-asan check-ubsan fuzz print-cc print-nm demo demo-fake install uninstall clean
->>>>>>> issue7
