@@ -298,8 +298,11 @@ static void sig_set(int sig, void (*handler)(int))
  * Where the compiler does not inline them (arm64, arm), struct copies and
  * clears call these; libc's unrolled versions cost more than half a
  * kilobyte for the few hundred bytes ever copied here. The attribute
- * keeps the loops from being turned back into calls to themselves.
+ * keeps the loops from being turned back into calls to themselves; it
+ * is gcc's, and the clang builds (the sanitizer runs, against glibc)
+ * keep their libc's.
  */
+#ifndef __clang__
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
 void *memcpy(void *restrict dst, const void *restrict src, size_t n)
 {
@@ -320,6 +323,7 @@ void *memset(void *dst, int c, size_t n)
 		*d++ = (unsigned char)c;
 	return dst;
 }
+#endif
 
 /* Single-threaded, no locks to reset: the bare system call is enough. */
 static pid_t proc_fork(void)

@@ -16,9 +16,11 @@ dmesg -r | sed -n 's/^<[0-9]*>\[ *\([0-9]*\)\.\([0-9][0-9][0-9]\)[0-9]*\] drvbin
 # A device the bus adds while drvbind waits for it: PCI lets drivers
 # match a new device only after its add uevent, so a bind at once says
 # ENODEV; the override holds it, and the kernel binds pci-stub itself as
-# it finishes adding it. e1000, loaded, must not get it.
+# it finishes adding it. e1000 goes first, or it might take the device
+# before drvbind sees it (which drvbind would then undo).
 echo 1 >/sys/bus/pci/devices/0000:00:05.0/remove
-start rescan -t 10 -m '' 0000:00:05.0:pci-stub
+rmmod e1000
+start rescan -v -t 10 -m '' 0000:00:05.0:pci-stub
 sleep 1
 echo 1 >/sys/bus/pci/rescan
 finish
