@@ -102,6 +102,22 @@ static char modprobe_buf[PATH_SZ], init_path[PATH_SZ];
 static char line[LINE_SZ];
 static size_t line_len;
 
+/*
+ * While the rules are looked at (batch), stderr's lines wait here and go
+ * out in one write before drvbind sleeps, forks or ends: a write a look,
+ * not one a rule. /dev/kmsg takes a record a write: it gets each at once.
+ */
+static char out[4 * LINE_SZ];
+static size_t out_len;
+static int batch;
+
+__attribute__((noinline)) static void out_flush(void)
+{
+	if (out_len)
+		(void)!write(2, out, out_len);
+	out_len = 0;
+}
+
 static void put_c(char c)
 {
 	if (line_len < sizeof line - 5)
@@ -239,8 +255,14 @@ static void say(int prio, const char *fmt, ...)
 		line[0] = '<', line[1] = (char)('0' + prio), line[2] = '>';
 		if (g.kmsg >= 0 && prio != LOG_DEBUG)
 			(void)!write(g.kmsg, line, line_len);
-		if (!g.flag[QUIET] || prio <= LOG_WARNING)
-			(void)!write(2, line + 3, line_len - 3);
+		if (!g.flag[QUIET] || prio <= LOG_WARNING) {
+			if (out_len + line_len > sizeof out)
+				out_flush();
+			memcpy(out + out_len, line + 3, line_len - 3);
+			out_len += line_len - 3;
+			if (!batch)
+				out_flush();
+		}
 		line_len = 0;
 	}
 	errno = e;
@@ -1056,6 +1078,7 @@ static int rules_run(void)
 	long long deadline = now_ms() + g.timeout * 1000LL, now, next;
 	int i, pending, failed = 0, forked = 0;
 
+	batch = 1;
 	for (;;) {
 		now = now_ms();
 		next = deadline;
@@ -1075,6 +1098,7 @@ static int rules_run(void)
 		}
 		if (!pending || now >= deadline)
 			break;
+		out_flush();
 		if (g.flag[BG] && !forked && (forked = 1) && bg_fork(pending))
 			goto count;
 		uevent_wait(next);
@@ -1083,6 +1107,8 @@ static int rules_run(void)
 		if (rules[i].state == WAITING)
 			rule_expire(&rules[i]);
 count:
+	batch = 0;
+	out_flush();
 	for (i = 0; i < g.nrules; i++)
 		failed += rules[i].state == FAILED;
 	return failed || g.bad;
