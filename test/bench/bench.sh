@@ -214,7 +214,7 @@ fail() {
 # ---- figures ----
 
 # Files a run opened or executed (regular files outside /sys, /proc,
-# /dev and the tree): what it needs installed.
+# /dev and the work directory with the trees): what it needs installed.
 footprint() {
 	local t=$1 f p bytes=0
 	local -A seen=() pk=()
@@ -225,7 +225,7 @@ footprint() {
 	while IFS= read -r f; do
 		f=$(readlink -f "$f") || continue
 		[[ -f $f && -z ${seen[$f]-} ]] || continue
-		case $f in /sys/* | /proc/* | /dev/* | /tmp/* | "$MAGIC") continue ;; esac
+		case $f in /sys/* | /proc/* | /dev/* | "$work"/* | "$MAGIC") continue ;; esac
 		seen[$f]=1
 		bytes=$((bytes + $(stat -c %s "$f")))
 	done < <(sed -n 's/^[0-9]* *\(execve\|open\|openat\)(\([A-Z_]*, \)\{0,1\}"\([^"]*\)".*= [0-9][0-9]*$/\3/p' "$work/fp.$t")
