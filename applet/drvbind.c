@@ -856,6 +856,13 @@ static void rule_fail(struct rule *r, const char *step, const char *cur, int ovr
 	r->state = FAILED;
 }
 
+/* The override now keeps every other driver from the device until the rule ends. */
+static void hold(struct rule *r)
+{
+	r->held = 1;
+	say(LOG_DEBUG, "%r: held for %s by driver_override", r, r->s.drv);
+}
+
 /*
  * Steps 3 to 7 of a rule: override, unbind, bind, verify, or roll back.
  * ovr: the device has driver_override, at `op', open as `ofd' (or -1);
@@ -890,9 +897,8 @@ static void rule_move(struct rule *r, const char *cur, int ovr, int ofd, const c
 		 * at the deadline it is handed back.
 		 */
 		if (step && ovr && !cur[0] && errno == ENODEV && !strcmp(step, "bind")) {
-			r->held = 1;
 			r->err = ENODEV;
-			say(LOG_DEBUG, "%r: held for %s by driver_override", r, r->s.drv);
+			hold(r);
 			return;
 		}
 		if (step) {
@@ -952,10 +958,8 @@ static void rule_look(struct rule *r, long long now, int *ofd, int *bind)
 	    (*bind = sys_open(bp, O_WRONLY)) < 0 && errno == ENOENT) {
 		drv_request(r);
 		/* Keep the native driver from taking the device while its driver loads. */
-		if (!cur[0] && ovr && !r->held && !g.flag[DRY] && g.timeout && attr_put(*ofd, op, r->s.drv) == 0) {
-			r->held = 1;
-			say(LOG_DEBUG, "%r: held for %s by driver_override", r, r->s.drv);
-		}
+		if (!cur[0] && ovr && !r->held && !g.flag[DRY] && g.timeout && attr_put(*ofd, op, r->s.drv) == 0)
+			hold(r);
 		return;
 	}
 	rule_move(r, cur, ovr, *ofd, op, *bind);

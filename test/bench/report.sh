@@ -239,7 +239,7 @@ charts
 	echo
 	echo "## How it was run"
 	echo
-	echo "One fake kernel for all: test/fake/fakesys.c (FUSE) mounted over /sys inside \`unshare -m -n\` (bind mount), so the peers run unmodified and the fake's uevents stay in the namespace; the tree is put back (every device on its native driver) before every run. PCI tree: N e1000s (\`0000:01:00.0\`...) on e1000, each with driver_override, config and class for lspci; target vfio-pci (module vfio_pci). USB tree: N devices \`1-1\`... on the generic usb driver; target usbip-host. The exact command lines, for N devices:"
+	echo "One fake kernel for all: test/fake/fakesys.c (FUSE) mounted over /sys inside \`unshare -m -n\` (bind mount), so the peers run unmodified and the fake's uevents stay in the namespace; the fake keeps its tree on a tmpfs, as the kernel keeps sysfs in memory; the tree is put back (every device on its native driver) before every run, and 0.2 s pass before the run so that the kernel's work of replacing the tree does not land on it. PCI tree: N e1000s (\`0000:01:00.0\`...) on e1000, each with driver_override, config and class for lspci; target vfio-pci (module vfio_pci). USB tree: N devices \`1-1\`... on the generic usb driver; target usbip-host. The exact command lines, for N devices:"
 	echo
 	echo '    drvbind       build/drvbind pci/DEV:vfio-pci ...             (drvbind-usb: usb/BUSID:usbip-host ...)'
 	echo '    script        busybox sh test/bench/script.sh 10 pci/DEV:vfio-pci ...'
@@ -255,7 +255,7 @@ charts
 	echo "- Latency: the tool starts while the device is not plugged; 0.3 s later \`benchrun -p\` makes the bus link and sends the add uevent, stamping CLOCK_MONOTONIC; the fake kernel (FAKESYS_TIMES) stamps the bind write. Under QEMU: test/bench/qemu.sh boots Debian's kernel with an e1000 on e1000; each tool waits for pci-stub, which the guest loads 0.5 s later."
 	echo "- Waiting: \`benchrun -w\` with a rule for a device that never comes and a ${wait_s} s timeout."
 	echo "- usbip's libudev refuses a /sys that is not sysfs by its magic number: it runs with LD_PRELOAD=build/test/sysfsmagic.so, which makes statfs say sysfs for the FUSE mount and changes nothing else. driverctl calls /sbin/modprobe unless /sys/module/DRIVER exists (the module of vfio-pci is vfio_pci): in the namespace /usr/sbin/modprobe is /bin/true, in driverctl's favour."
-	echo "- drvbind on a tree that is not sysfs (the fake) re-scans every 250 ms besides listening for uevents (applet/drvbind.c, RESCAN_MS); on the real kernel it only waits on the uevent socket."
+	echo "- drvbind waits on the uevent socket alone, on the fake kernel as on the real one: it re-scans every 250 ms (applet/drvbind.c, RESCAN_MS) only for a root given with -r or without a uevent socket."
 	echo
 	echo "## Tables"
 	echo
