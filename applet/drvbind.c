@@ -1432,7 +1432,8 @@ int main(int argc, char **argv, char **envp)
 		root = val[ROOT];
 		g.poll_ms = RESCAN_MS;
 	}
-	g.sysfd = open_at(AT_FDCWD, root, O_RDONLY | O_DIRECTORY);
+	/* Only a base for the *at calls: O_PATH does not open the directory itself. */
+	g.sysfd = open_at(AT_FDCWD, root, O_PATH | O_DIRECTORY);
 	if (g.sysfd < 0 || !sys_exists("bus/")) {
 		say(LOG_ERR, "%s: not a sysfs tree: %e", root, g.sysfd < 0 ? errno : ENOENT);
 		if (pid1)

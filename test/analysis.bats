@@ -4,8 +4,6 @@
 
 load helper
 
-E1000=0000:00:02.0
-
 # clang-analyzer checks left out, each for a reason that holds for every
 # finding it could make here:
 #   security.insecureAPI.DeprecatedOrUnsafeBufferHandling flags every

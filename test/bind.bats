@@ -6,17 +6,6 @@
 
 load helper
 
-E1000=0000:00:02.0
-DEV=devices/pci0000:00/$E1000
-
-# An Intel NIC on e1000, with driver_override as every PCI device has
-# since 3.16, and vfio-pci next to it; extra arguments go to vfio-pci.
-pci_setup() {
-	fake_driver pci e1000 "match=$E1000"
-	fake_driver pci vfio-pci "$@"
-	fake_device pci "$E1000" vendor=0x8086 device=0x100e override driver=e1000
-}
-
 # A USB flash drive: the device 1-1 and its mass-storage interface 1-1:1.0.
 usb_setup() {
 	fake_device usb 1-1 idVendor=0781 idProduct=5567 "$@"
@@ -66,10 +55,10 @@ probe_refused() {
 	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
 	# the override first, then unbind, bind; back: override cleared, old driver bound
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> $2
-	$DEV/driver_override \\n -> ok
+	$E1000_DEV/driver_override \\n -> ok
 	bus/pci/drivers/e1000/bind $E1000 -> ok
 	EOF
 }
@@ -101,7 +90,7 @@ probe_refused() {
 	[ "$status" -eq 0 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> ok
 	EOF
@@ -132,7 +121,7 @@ probe_refused() {
 	[ "$status" -eq 0 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> none"
 	assert_log <<-EOF
-	$DEV/driver_override none -> ok
+	$E1000_DEV/driver_override none -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	EOF
 	assert_driver pci "$E1000" none
@@ -160,7 +149,7 @@ probe_refused() {
 	[ "$status" -eq 0 ]
 	assert_output_is "drvbind: pci/$E1000: already unbound"
 	assert_log <<-EOF
-	$DEV/driver_override none -> ok
+	$E1000_DEV/driver_override none -> ok
 	EOF
 	assert_driver pci "$E1000" none
 	# a later drivers_probe cannot hand it to e1000 any more
@@ -286,9 +275,9 @@ probe_refused() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: none -> vfio-pci failed at bind: Invalid argument; left unbound"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> EINVAL
-	$DEV/driver_override \\n -> ok
+	$E1000_DEV/driver_override \\n -> ok
 	EOF
 	assert_driver pci "$E1000" none
 	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
@@ -301,9 +290,9 @@ probe_refused() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at unbind: I/O error; back on e1000"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> EIO
-	$DEV/driver_override \\n -> ok
+	$E1000_DEV/driver_override \\n -> ok
 	EOF
 	assert_driver pci "$E1000" e1000
 	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
@@ -316,10 +305,10 @@ probe_refused() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: short write; back on e1000"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> short
-	$DEV/driver_override \\n -> ok
+	$E1000_DEV/driver_override \\n -> ok
 	bus/pci/drivers/e1000/bind $E1000 -> ok
 	EOF
 	assert_driver pci "$E1000" e1000
@@ -332,8 +321,8 @@ probe_refused() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at driver_override: Interrupted system call; back on e1000"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> EINTR
-	$DEV/driver_override \\n -> ok
+	$E1000_DEV/driver_override vfio-pci -> EINTR
+	$E1000_DEV/driver_override \\n -> ok
 	EOF
 	assert_driver pci "$E1000" e1000
 	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
@@ -346,10 +335,10 @@ probe_refused() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; rollback to e1000 failed at bind: I/O error"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> EINVAL
-	$DEV/driver_override \\n -> ok
+	$E1000_DEV/driver_override \\n -> ok
 	bus/pci/drivers/e1000/bind $E1000 -> EIO
 	EOF
 	assert_driver pci "$E1000" none
@@ -362,7 +351,7 @@ probe_refused() {
 	[ "$status" -eq 0 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> EBUSY
 	bus/pci/drivers/vfio-pci/bind $E1000 -> ok
@@ -398,10 +387,10 @@ probe_refused() {
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Resource busy; back on e1000"
 	assert_driver pci "$E1000" e1000
 	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
-	[ "$(sed -n 1p "$FAKE/log")" = "$DEV/driver_override vfio-pci -> ok" ]
+	[ "$(sed -n 1p "$FAKE/log")" = "$E1000_DEV/driver_override vfio-pci -> ok" ]
 	[ "$(sed -n 2p "$FAKE/log")" = "bus/pci/drivers/e1000/unbind $E1000 -> ok" ]
 	log_has "bus/pci/drivers/vfio-pci/bind $E1000 -> EBUSY"
-	log_has "$DEV/driver_override \\n -> ok"
+	log_has "$E1000_DEV/driver_override \\n -> ok"
 	[ "$(tail -n 1 "$FAKE/log")" = "bus/pci/drivers/e1000/bind $E1000 -> ok" ]
 }
 
@@ -425,15 +414,15 @@ probe_refused() {
 
 @test "a driver_override that held a value before is put back on rollback" {
 	pci_setup match=* probe=ENXIO
-	echo e1000 >"$FAKE/back/$DEV/driver_override"
+	echo e1000 >"$FAKE/back/$E1000_DEV/driver_override"
 	run drvbind "pci/$E1000:vfio-pci"
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device or address; back on e1000"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> ENXIO
-	$DEV/driver_override e1000 -> ok
+	$E1000_DEV/driver_override e1000 -> ok
 	bus/pci/drivers/e1000/bind $E1000 -> ok
 	EOF
 	assert_driver pci "$E1000" e1000
@@ -525,10 +514,10 @@ probe_refused() {
 	assert_log <<-EOF
 	bus/usb/drivers/usb-storage/unbind 1-1:1.0 -> ok
 	bus/usb/drivers/uas/bind 1-1:1.0 -> ok
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> EINVAL
-	$DEV/driver_override \\n -> ok
+	$E1000_DEV/driver_override \\n -> ok
 	bus/pci/drivers/e1000/bind $E1000 -> ok
 	devices/pci0000:00/0000:00:03.0/driver_override none -> ok
 	bus/pci/drivers/e1000/unbind 0000:00:03.0 -> ok

@@ -17,30 +17,14 @@
 # Results are lines "root.KEY VALUE" in build/initramfs/out/IMAGE/results,
 # beside build.log (the builder's output) and contents (its file list).
 
+load qemu/results
+
 setup_file() {
 	TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 	export OUT=$TOP/build/initramfs/out
+	export QEMU_OUT=$OUT
 	mkdir -p "$TOP/build/initramfs"
 	"$TOP/test/initramfs/run.sh" >"$TOP/build/initramfs/run.log" 2>&1
-}
-
-# booted IMAGE: the real root's init ran and reported to the end.
-booted() {
-	local d=$OUT/$1
-	if [[ $(cat "$d/qemu.status" 2>/dev/null) == 0 ]] && grep -qx end "$d/results" 2>/dev/null; then
-		return 0
-	fi
-	echo "$1 did not boot to the root's init (QEMU status $(cat "$d/qemu.status" 2>/dev/null))"
-	tail -n 30 "$d/console.log" 2>/dev/null
-	return 1
-}
-
-# has IMAGE KEY VALUE: one of KEY's lines is exactly VALUE.
-has() {
-	grep -qxF -- "$2 $3" "$OUT/$1/results" && return 0
-	echo "$1: no line: $2 $3; $2 lines are:"
-	grep -F -- "$2" "$OUT/$1/results"
-	return 1
 }
 
 # holds IMAGE REGEX: a file of the image matches (lsinitramfs/lsinitrd).

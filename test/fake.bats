@@ -5,20 +5,6 @@
 
 load helper
 
-E1000=0000:00:02.0
-
-# wait_for FILE PATTERN: a line matching PATTERN shows up within 2 s
-wait_for() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.01
-	done
-	echo "no line matching '$2' in $1:"
-	cat "$1"
-	return 1
-}
-
 pci_e1000() {
 	fake_driver pci e1000 "match=$E1000"
 	fake_driver pci pci-stub new_id

@@ -8,16 +8,6 @@
 
 load helper
 
-E1000=0000:00:02.0
-DEV=devices/pci0000:00/$E1000
-
-# The NIC on e1000, vfio-pci beside it (extra arguments go to vfio-pci).
-pci_setup() {
-	fake_driver pci e1000 "match=$E1000"
-	fake_driver pci vfio-pci "$@"
-	fake_device pci "$E1000" vendor=0x8086 device=0x100e override driver=e1000
-}
-
 # override_is VALUE: the NIC's driver_override now.
 override_is() {
 	local got
@@ -29,7 +19,7 @@ override_is() {
 
 # gone: the NIC is unplugged, and no driver keeps a link to it.
 gone() {
-	[ ! -e "$SYS/bus/pci/devices/$E1000" ] && [ ! -e "$SYS/$DEV" ] &&
+	[ ! -e "$SYS/bus/pci/devices/$E1000" ] && [ ! -e "$SYS/$E1000_DEV" ] &&
 		[ -z "$(find "$SYS/bus/pci/drivers" -name "$E1000")" ]
 }
 
@@ -79,7 +69,7 @@ drvbind_boot() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device; rollback to e1000 failed at driver_override: No such file or directory"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> ENODEV
 	EOF
@@ -93,7 +83,7 @@ drvbind_boot() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; rollback to e1000 failed at driver_override: No such file or directory"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> ok
 	EOF
@@ -107,10 +97,10 @@ drvbind_boot() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device; back on e1000"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> ENODEV
-	$DEV/driver_override \\n -> ok
+	$E1000_DEV/driver_override \\n -> ok
 	bus/pci/drivers/e1000/bind $E1000 -> ok
 	EOF
 	assert_driver pci "$E1000" e1000
@@ -124,10 +114,10 @@ drvbind_boot() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; back on e1000"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> ok
-	$DEV/driver_override \\n -> ok
+	$E1000_DEV/driver_override \\n -> ok
 	bus/pci/drivers/e1000/bind $E1000 -> ok
 	EOF
 	assert_driver pci "$E1000" e1000
@@ -142,10 +132,10 @@ drvbind_boot() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; rollback to e1000 failed at bind: No such file or directory"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> EINVAL
-	$DEV/driver_override \\n -> ok
+	$E1000_DEV/driver_override \\n -> ok
 	EOF
 	# e1000 is gone from the kernel: no driver is left to give it back
 	[ ! -e "$SYS/bus/pci/drivers/e1000" ]
@@ -160,10 +150,10 @@ drvbind_boot() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; rollback to e1000 failed at bind: No such device"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> ok
-	$DEV/driver_override \\n -> ok
+	$E1000_DEV/driver_override \\n -> ok
 	bus/pci/drivers/e1000/bind $E1000 -> ENODEV
 	EOF
 	assert_driver pci "$E1000" none
@@ -179,10 +169,10 @@ drvbind_boot() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Interrupted system call; back on e1000"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> EINTR
-	$DEV/driver_override \\n -> ok
+	$E1000_DEV/driver_override \\n -> ok
 	bus/pci/drivers/e1000/bind $E1000 -> ok
 	EOF
 	assert_driver pci "$E1000" e1000
@@ -228,16 +218,16 @@ drvbind_boot() {
 
 @test "a short write clearing the override in the rollback is reported with the rollback's step" {
 	pci_setup match=* probe=EINVAL
-	fake_fault "$DEV/driver_override" pass
-	fake_fault "$DEV/driver_override" short
+	fake_fault "$E1000_DEV/driver_override" pass
+	fake_fault "$E1000_DEV/driver_override" short
 	run drvbind "pci/$E1000:vfio-pci"
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; rollback to e1000 failed at driver_override: short write"
 	assert_log <<-EOF
-	$DEV/driver_override vfio-pci -> ok
+	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> EINVAL
-	$DEV/driver_override \\n -> short
+	$E1000_DEV/driver_override \\n -> short
 	EOF
 	# the override still names vfio-pci, which refuses it: e1000 could
 	# not take it either, and the message says the rollback failed
@@ -259,7 +249,7 @@ drvbind_boot() {
 	grep -q ' socket(AF_NETLINK, .* = -1 EMFILE .*(INJECTED)' "$FAKE/trace"
 	assert_driver pci "$E1000" pci-stub
 	assert_log <<-EOF
-	$DEV/driver_override pci-stub -> ok
+	$E1000_DEV/driver_override pci-stub -> ok
 	bus/pci/drivers/pci-stub/bind $E1000 -> ok
 	EOF
 }

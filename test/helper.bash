@@ -327,6 +327,18 @@ fake_uevents() {
 	grep -Ev '^[a-z]+@/(devices/virtual|module)/' "$FAKE/uevents"
 }
 
+# wait_for FILE PATTERN: a line matching PATTERN shows up within 5 s
+wait_for() {
+	local i
+	for ((i = 0; i < 500; i++)); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.01
+	done
+	echo "no line matching '$2' in $1:"
+	cat "$1" 2>/dev/null
+	return 1
+}
+
 # fake_tree: the mounted tree, links shown as "a -> b"
 fake_tree() {
 	local f
@@ -337,6 +349,18 @@ fake_tree() {
 			printf '%s\n' "${f#./}"
 		fi
 	done
+}
+
+# The device most tests move: an Intel NIC, with driver_override as every
+# PCI device has since 3.16.
+E1000=0000:00:02.0
+E1000_DEV=devices/pci0000:00/$E1000
+
+# pci_setup [ARG...]: the NIC on e1000, vfio-pci beside it (ARGs go to vfio-pci)
+pci_setup() {
+	fake_driver pci e1000 "match=$E1000"
+	fake_driver pci vfio-pci "$@"
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override driver=e1000
 }
 
 # Assertions print expected and actual on failure.

@@ -9,9 +9,6 @@
 
 load helper
 
-E1000=0000:00:02.0
-E1000_DEV=devices/pci0000:00/$E1000
-
 # The NIC of the good rule, and a serial port that a hostile rule names.
 setup() {
 	fake_setup || return 1

@@ -5,9 +5,6 @@
 
 load helper
 
-E1000=0000:00:02.0
-E1000_DEV=devices/pci0000:00/$E1000
-
 # The Intel NIC on e1000 that people move to pci-stub; PCI has
 # driver_override, so the override is written first.
 pci_tree() {

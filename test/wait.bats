@@ -5,21 +5,6 @@
 
 load helper
 
-E1000=0000:00:02.0
-E1000_DEV=devices/pci0000:00/$E1000
-
-# wait_for FILE PATTERN: a line matching PATTERN shows up within 5 s
-wait_for() {
-	local i
-	for ((i = 0; i < 500; i++)); do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.01
-	done
-	echo "no line matching '$2' in $1:"
-	cat "$1" 2>/dev/null
-	return 1
-}
-
 # The Intel NIC that e1000 takes natively and that people move to
 # pci-stub (or vfio-pci) to keep it away from the host.
 pci_e1000() {

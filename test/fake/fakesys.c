@@ -1209,11 +1209,44 @@ static int fs_rename(const char *from, const char *to, unsigned flags)
 	return -EPERM;
 }
 
+/*
+ * The kernel may keep a name after it went from the backing tree (see
+ * fs_init): access(2) and opening a directory ask here, by path, like
+ * every other operation, so what is gone is gone.
+ */
+static int fs_access(const char *path, int mask)
+{
+	const char *r = rel(path);
+
+	(void)mask;
+	return hidden(r) || !exists(r) ? -ENOENT : 0;
+}
+
+static int fs_opendir(const char *path, struct fuse_file_info *fi)
+{
+	const char *r = rel(path);
+	struct stat st;
+
+	(void)fi;
+	if (hidden(r) || fstatat(rootfd, r, &st, 0))
+		return -ENOENT;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
 static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
 	(void)conn;
-	/* links change under the kernel's cache: cache nothing */
-	cfg->entry_timeout = 0;
+	/*
+	 * The kernel keeps the names it looked up, as it keeps kernfs's
+	 * dentries, instead of asking here for every component of every
+	 * path: a round trip to this process each, whose cost grew as the
+	 * machine slowed and was most of what a path-heavy tool paid on
+	 * the fake. Every operation on a name still comes here by path, and
+	 * attributes, link targets and missing names are never kept, so a
+	 * link the driver core moved reads as it is now, a device that
+	 * appears is seen at once and one that went reads as gone.
+	 */
+	cfg->entry_timeout = 86400;
 	cfg->attr_timeout = 0;
 	cfg->negative_timeout = 0;
 	cfg->direct_io = 1;
@@ -1223,6 +1256,8 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 
 static const struct fuse_operations ops = {
 	.init = fs_init,
+	.access = fs_access,
+	.opendir = fs_opendir,
 	.getattr = fs_getattr,
 	.readlink = fs_readlink,
 	.readdir = fs_readdir,
@@ -1280,8 +1315,7 @@ int main(int argc, char **argv)
 	fargv[fargc++] = "-f";
 	fargv[fargc++] = "-s";
 	fargv[fargc++] = "-o";
-	fargv[fargc++] = "fsname=fakesys,subtype=fakesys,entry_timeout=0,"
-	    "attr_timeout=0,negative_timeout=0";
+	fargv[fargc++] = "fsname=fakesys,subtype=fakesys";
 	for (i = 4; i < argc; i++)
 		fargv[fargc++] = argv[i];
 	fargv[fargc] = NULL;

@@ -1,6 +1,6 @@
 # Reading a guest's report: lines "RUN.KEY VALUE" in $QEMU_OUT/BOOT/results
-# (test/qemu.bats, test/board.bats). Each check says what it found when
-# it fails.
+# (test/qemu.bats, test/board.bats, test/builders.bats). Each check says
+# what it found when it fails.
 
 # booted BOOT: the guest ran its scenario to the end.
 booted() {
