@@ -28,8 +28,19 @@ while getopts qo: o; do
 done
 out=$(mkdir -p "$out" && cd "$out" && pwd)
 
+if ((quick)); then
+	rounds=1 sizes="1 2" lat_rounds=1 wait_s=2 qemu=0
+else
+	rounds=${BENCH_ROUNDS:-5} sizes="1 16 256" lat_rounds=${BENCH_LAT_ROUNDS:-9}
+	wait_s=5 qemu=${BENCH_QEMU:-1}
+fi
+
 if [[ -z ${BENCH_NS-} ]]; then
 	[[ $(id -u) == 0 ]] || { echo "bench: run as root (mounts over /sys)" >&2; exit 1; }
+	# The namespace has no network: Debian's kernel is fetched (once) before.
+	if ((qemu)); then
+		sh "$top/test/qemu/kernel.sh" "$top/build/qemu" >/dev/null || exit 1
+	fi
 	BENCH_NS=1 exec unshare -m -n --propagation private "$0" "$@"
 fi
 
@@ -37,12 +48,6 @@ BIN=$top/build/drvbind
 BENCHRUN=$top/build/test/benchrun
 MAGIC=$top/build/test/sysfsmagic.so
 SCRIPT=$top/test/bench/script.sh
-if ((quick)); then
-	rounds=1 sizes="1 2" lat_rounds=1 wait_s=2 qemu=0
-else
-	rounds=${BENCH_ROUNDS:-5} sizes="1 16 256" lat_rounds=${BENCH_LAT_ROUNDS:-9}
-	wait_s=5 qemu=${BENCH_QEMU:-1}
-fi
 small=${sizes%% *} big=${sizes#* } big=${big%% *}
 tools="drvbind script driverctl dpdk-devbind usbip"
 # drvbind's limit of rules per run (applet/drvbind.c)
