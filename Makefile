@@ -65,8 +65,11 @@ TINY_CFLAGS  = -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tabl
 # arm64: the tiny code model (all of the program within 1 MiB) makes an
 # address one instruction instead of two (832 bytes); no frame pointer,
 # which gcc keeps there by default (256); conditional selects, which cost
-# bytes on x86-64 and save them here.
-TINY_CFLAGS_arm64 = -mcmodel=tiny -fomit-frame-pointer -fif-conversion
+# bytes on x86-64 and save them here; and neither guessed branch
+# probabilities (which lay out the likely path at the cost of jumps) nor
+# shrink-wrapping (prologues moved into branches), 64 bytes together.
+TINY_CFLAGS_arm64 = -mcmodel=tiny -fomit-frame-pointer -fif-conversion \
+                    -fno-guess-branch-probability -fno-shrink-wrap
 TINY_LDFLAGS = -static -no-pie -s -nostartfiles -Wl,--gc-sections -Wl,--build-id=none \
                -Wl,-z,noseparate-code -Wl,-z,norelro -Wl,-z,common-page-size=64 \
                -Wl,-z,max-page-size=4096 -Wl,-T,$(O)/tiny.ld

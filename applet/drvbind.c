@@ -85,11 +85,12 @@ enum { BG, LISTING, DRY, QUIET, VERBOSE };
 
 static struct {
 	int sysfd, kmsg, sock, poll_ms;
+	int devfd;		/* the device of the rule being looked at, or -1 */
 	int flag[5];
 	unsigned timeout;
 	const char *modprobe;
 	int nrules, bad;
-} g = { .sysfd = -1, .kmsg = -1, .sock = -1, .timeout = TIMEOUT_DEFAULT,
+} g = { .sysfd = -1, .kmsg = -1, .sock = -1, .devfd = -1, .timeout = TIMEOUT_DEFAULT,
 	.modprobe = "/sbin/modprobe" };
 
 /* Apart from g: zero-initialised, so they cost no bytes in the binary. */
@@ -282,12 +283,13 @@ static void copy(char *d, const char *s)
 		;
 }
 
-static int prefix(const char *s, const char *p)
+/* What follows p at the start of s; NULL if s does not start with p. */
+static const char *after(const char *s, const char *p)
 {
 	while (*p)
 		if (*s++ != *p++)
 			return 0;
-	return 1;
+	return s;
 }
 
 /* errno kept: it is the answer of the call before. */
@@ -487,11 +489,11 @@ static int attr_read(const char *path, char *buf, size_t size)
 }
 
 /* The last component of a link's target: the driver a "driver" link names. */
-static int link_base(const char *path, char *name)
+static int link_base(int dirfd, const char *path, char *name)
 {
 	char t[PATH_SZ];
 	const char *b;
-	ssize_t n = syscall(SYS_readlinkat, g.sysfd, path, t, sizeof t);
+	ssize_t n = syscall(SYS_readlinkat, dirfd, path, t, sizeof t);
 
 	if (n < 0)
 		return -1;
@@ -574,7 +576,10 @@ static int dev_driver(const char *bus, const char *dev, char *drv)
 	drv[0] = '\0';
 	if (node_path(p, bus, "/devices/", dev, "driver") < 0)
 		return -1;
-	if (link_base(p, drv) < 0 && errno != ENOENT)
+	/* While a rule is looked at, its device's directory is open: that is the device named (rule_look). */
+	if (g.devfd >= 0)
+		copy(p, "driver");
+	if (link_base(g.devfd >= 0 ? g.devfd : g.sysfd, p, drv) < 0 && errno != ENOENT)
 		return -1;
 	return 0;
 }
@@ -914,25 +919,31 @@ static void rule_move(struct rule *r, const char *cur, int ovr, int ofd, const c
 
 /*
  * One look at a rule: the device's driver and override, the driver's
- * bind. The override and the bind stay open for the move (attr_put).
+ * bind. The override and the bind stay open for the move (attr_put):
+ * fd[0] and fd[1]; fd[2] is the device's directory.
  */
-static void rule_look(struct rule *r, long long now, int *ofd, int *bind)
+static void rule_look(struct rule *r, long long now, int *fd)
 {
-	char cur[NAME_SZ], op[PATH_SZ], bp[PATH_SZ], v[NAME_SZ] = "";
-	int ovr;
+	char cur[NAME_SZ], dp[PATH_SZ], op[PATH_SZ], bp[PATH_SZ], v[NAME_SZ] = "";
+	int *ofd = &fd[0], *bind = &fd[1], ovr;
 
-	/* A driver link proves the device is there: one call, where the bus is known. */
-	if (!r->bus[0] || dev_driver(r->bus, r->s.dev, cur) < 0 || !cur[0]) {
-		if (dev_find(r) <= 0)
-			return;
-		if (dev_driver(r->bus, r->s.dev, cur) < 0) {
-			say(LOG_ERR, "%r: cannot read driver link: %e", r, errno);
-			r->state = FAILED;
-			return;
-		}
+	/*
+	 * The device's directory, opened through the bus's link, proves the
+	 * device is there; its driver, its override and the check after the
+	 * move are then each one step from it, the link not followed again.
+	 */
+	if (r->bus[0] && dev_path(dp, r, "") == 0 && (fd[2] = sys_open(dp, O_PATH | O_DIRECTORY)) >= 0)
+		g.devfd = fd[2];
+	else if (dev_find(r) <= 0)
+		return;
+	if (dev_driver(r->bus, r->s.dev, cur) < 0) {
+		say(LOG_ERR, "%r: cannot read driver link: %e", r, errno);
+		r->state = FAILED;
+		return;
 	}
 	ovr = dev_path(op, r, "driver_override") == 0 &&
-	    ((*ofd = sys_open(op, O_RDWR)) >= 0 || errno != ENOENT);
+	    ((*ofd = g.devfd >= 0 ? open_at(g.devfd, "driver_override", O_RDWR) : sys_open(op, O_RDWR)) >= 0 ||
+	    errno != ENOENT);
 	/* Kept for the rollback, until the hold changes it; "(null)" is the kernel's word for unset. */
 	if (*ofd >= 0 && fd_get(*ofd, v, sizeof v) == 0 && !r->held && strcmp(v, "(null)"))
 		copy(r->ovr, v);
@@ -967,13 +978,19 @@ static void rule_look(struct rule *r, long long now, int *ofd, int *bind)
 
 static void rule_step(struct rule *r, long long now)
 {
-	int ofd = -1, bind = -1;
+	int fd[3] = { -1, -1, -1 }, i;
 
-	rule_look(r, now, &ofd, &bind);
-	if (ofd >= 0)
-		fd_close(ofd);
-	if (bind >= 0)
-		fd_close(bind);
+	rule_look(r, now, fd);
+	g.devfd = -1;
+	/*
+	 * A rule that has ended leaves its three files to exit, which
+	 * closes them all at once (RULES_MAX rules, three each, at most);
+	 * one that waits on closes them, and opens them again next time.
+	 */
+	if (r->state == WAITING)
+		for (i = 0; i < 3; i++)
+			if (fd[i] >= 0)
+				fd_close(fd[i]);
 }
 
 /* The deadline passed: say what is missing, and hand a held device back. */
@@ -1153,20 +1170,24 @@ static void rule_add(const char *text, const char *where)
 /* One drvbind parameter, from the command line or the config file. */
 static void param(const char *name, const char *val, const char *where)
 {
-	const char *err = NULL;
+	const char *err = NULL, *k = after(name, "drvbind");
 	char *path = NULL;
 
 	if (!val)
 		val = "";
-	if (!strcmp(name, "drvbind"))
+	if (!k)
+		return;
+	if (!*k)
 		rule_add(val, where);
-	else if (!strcmp(name, "drvbind.timeout"))
+	else if (*k++ != '.')
+		return;
+	else if (!strcmp(k, "timeout"))
 		err = secs_parse(val, &g.timeout);
-	else if (!strcmp(name, "drvbind.modprobe"))
+	else if (!strcmp(k, "modprobe"))
 		g.modprobe = path = modprobe_buf;
-	else if (!strcmp(name, "drvbind.init"))
+	else if (!strcmp(k, "init"))
 		path = init_path;
-	else if (prefix(name, "drvbind."))
+	else
 		err = "unknown parameter";
 	if (path && str_len(val) >= PATH_SZ)
 		err = "path too long";
@@ -1237,6 +1258,7 @@ static void conf_load(const char *path, int must)
 {
 	static char buf[CONF_MAX + 1];
 	char where[PATH_SZ + 32], num[24], *p = file_load(path, buf, sizeof buf, must), *next, *end, *eq;
+	const char *k;
 	unsigned lineno = 0;
 
 	for (; p && *p; p = next) {
@@ -1254,7 +1276,7 @@ static void conf_load(const char *path, int must)
 			continue;
 		if (path_join(where, sizeof where, path, ":", num_str(num, lineno), ": ", (const char *)0) < 0)
 			copy(where, "config: ");
-		if (prefix(p, "drvbind=") || prefix(p, "drvbind.")) {
+		if ((k = after(p, "drvbind")) && (*k == '=' || *k == '.')) {
 			for (eq = p; *eq && *eq != '='; eq++)
 				;
 			if (*eq)

@@ -35,21 +35,31 @@ traced() {
 # sanitizer's runtime tries mkdir on the parents of its log path: they
 # exist, and nothing is made), and
 # every open for writing was relative to the descriptor of the sysfs root
-# (none before it is open) and stayed below it. Nothing outside the
-# fake's backing tree changed.
+# (none before it is open), or of a directory opened below it, and stayed
+# below it. Nothing outside the fake's backing tree changed.
 assert_confined() {
 	local sysfd bad
 	sysfd=$(awk -v root="\"$SYS\"," '$2 == "openat(AT_FDCWD," && $3 == root && /O_DIRECTORY/ {
 		print $NF; exit }' "$FAKE/trace")
 	bad=$(awk -v fd="$sysfd" '
+		function below() {
+			at = substr($2, 8)
+			sub(/,$/, "", at)
+			return $2 ~ /^openat\(/ && (at in root) && $3 !~ /^"\// && $3 !~ /(^"|\/)\.\.(\/|")/
+		}
+		BEGIN { root[fd] = 1 }
 		$2 ~ /^(creat|mkdir|mkdirat|mknod|mknodat|symlink|symlinkat|link|linkat|rename|renameat|renameat2|unlink|unlinkat|rmdir|truncate)\(/ {
 			if ($(NF - 1) == "=" && $NF == "0")
 				print
 			next
 		}
-		$2 ~ /^(open|openat)\(/ && /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC/ {
-			if ($2 != "openat(" fd "," || $3 ~ /^"\// || $3 ~ /(^"|\/)\.\.(\/|")/)
-				print
+		$2 ~ /^(open|openat)\(/ && /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC/ && !below() { print }
+		# a descriptor number, once reused, is a root only if opened as one
+		$2 ~ /^(open|openat)\(/ && $(NF - 1) == "=" && $NF ~ /^[0-9]+$/ && $NF != fd {
+			if (/O_DIRECTORY/ && below())
+				root[$NF] = 1
+			else
+				delete root[$NF]
 		}' "$FAKE/trace")
 	if [[ -n $bad ]]; then
 		echo "writes or changes outside the sysfs root:"

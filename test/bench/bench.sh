@@ -31,7 +31,7 @@ out=$(mkdir -p "$out" && cd "$out" && pwd)
 if ((quick)); then
 	rounds=1 sizes="1 2" lat_rounds=1 wait_s=2 qemu=0
 else
-	rounds=${BENCH_ROUNDS:-5} sizes="1 16 256" lat_rounds=${BENCH_LAT_ROUNDS:-9}
+	rounds=${BENCH_ROUNDS:-9} sizes="1 16 256" lat_rounds=${BENCH_LAT_ROUNDS:-9}
 	wait_s=5 qemu=${BENCH_QEMU:-1}
 fi
 
