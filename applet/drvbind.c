@@ -576,7 +576,7 @@ static int dev_driver(const char *bus, const char *dev, char *drv)
 	drv[0] = '\0';
 	if (node_path(p, bus, "/devices/", dev, "driver") < 0)
 		return -1;
-	/* While a rule is looked at, its device's directory is open: that is the device named (rule_look). */
+	/* While a rule is looked at, g.devfd is its device's directory, or -1: the device named (rule_look). */
 	if (g.devfd >= 0)
 		copy(p, "driver");
 	if (link_base(g.devfd >= 0 ? g.devfd : g.sysfd, p, drv) < 0 && errno != ENOENT)
@@ -837,10 +837,18 @@ static const char *rollback(struct rule *r, int ovr)
 /* Reports the failure of a step and the rollback's result on one line. */
 static void rule_fail(struct rule *r, const char *step, const char *cur, int ovr)
 {
-	int err = errno;
-	const char *rb = rollback(r, ovr);
-	int rerr = errno;
+	int err = errno, rerr;
+	const char *rb;
 	char now[NAME_SZ];
+
+	/*
+	 * The rollback goes by path: a device unplugged and plugged again
+	 * during the look is a new directory, which the one open since
+	 * (g.devfd) no longer shows.
+	 */
+	g.devfd = -1;
+	rb = rollback(r, ovr);
+	rerr = errno;
 
 	/* Where it had no driver, the rollback's drivers_probe may have found one. */
 	if (r->orig[0] || dev_driver(r->bus, r->s.dev, now) < 0)
@@ -929,8 +937,9 @@ static void rule_look(struct rule *r, long long now, int *fd)
 
 	/*
 	 * The device's directory, opened through the bus's link, proves the
-	 * device is there; its driver, its override and the check after the
-	 * move are then each one step from it, the link not followed again.
+	 * device is there; its driver link, read now and again after the
+	 * move, and its override are then one step from it. Where the bus is
+	 * not known yet, or the open fails, every path starts at the root.
 	 */
 	if (r->bus[0] && dev_path(dp, r, "") == 0 && (fd[2] = sys_open(dp, O_PATH | O_DIRECTORY)) >= 0)
 		g.devfd = fd[2];

@@ -45,7 +45,9 @@ assert_confined() {
 		function below() {
 			at = substr($2, 8)
 			sub(/,$/, "", at)
-			return $2 ~ /^openat\(/ && (at in root) && $3 !~ /^"\// && $3 !~ /(^"|\/)\.\.(\/|")/
+			# the whole quoted path: it may hold spaces
+			path = match($0, /"([^"\\]|\\.)*"/) ? substr($0, RSTART, RLENGTH) : ""
+			return $2 ~ /^openat\(/ && (at in root) && path !~ /^"\// && path !~ /(^"|\/)\.\.(\/|")/
 		}
 		BEGIN { root[fd] = 1 }
 		$2 ~ /^(creat|mkdir|mkdirat|mknod|mknodat|symlink|symlinkat|link|linkat|rename|renameat|renameat2|unlink|unlinkat|rmdir|truncate)\(/ {
@@ -79,7 +81,7 @@ assert_confined() {
 	run traced -t 0 "/sys/bus/pci/devices/$E1000:pci-stub" "pci//$E1000:pci-stub" \
 		"$E1000:/bin/sh" "$E1000:/proc/sys/kernel/core_pattern" "./$E1000:pci-stub" \
 		"pci/..:pci-stub" "..:pci-stub" "$E1000:.." "$E1000:." "..../$E1000:pci-stub" \
-		"$E1000:pci-stub"
+		"pci/$E1000:pci-stub"
 	[ "$status" -eq 1 ]
 	assert_output_is <<-EOF
 	drvbind: bad rule "/sys/bus/pci/devices/$E1000:pci-stub": empty bus

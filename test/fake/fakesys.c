@@ -1211,8 +1211,8 @@ static int fs_rename(const char *from, const char *to, unsigned flags)
 
 /*
  * The kernel may keep a name after it went from the backing tree (see
- * fs_init): access(2) and opening a directory ask here, by path, like
- * every other operation, so what is gone is gone.
+ * fs_init): access(2) and opening a directory to read it ask here, by
+ * path, so what is gone is gone.
  */
 static int fs_access(const char *path, int mask)
 {
@@ -1241,10 +1241,14 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	 * dentries, instead of asking here for every component of every
 	 * path: a round trip to this process each, whose cost grew as the
 	 * machine slowed and was most of what a path-heavy tool paid on
-	 * the fake. Every operation on a name still comes here by path, and
-	 * attributes, link targets and missing names are never kept, so a
-	 * link the driver core moved reads as it is now, a device that
-	 * appears is seen at once and one that went reads as gone.
+	 * the fake. What reads or writes (open, readlink, getattr, access,
+	 * readdir) still comes here by path, and attributes, link targets
+	 * and missing names are never kept: a link the driver core moved
+	 * reads as it is now, a device that appears is seen at once, and a
+	 * file or link that went reads as gone. The kernel answers alone a
+	 * walk through a directory that went, and an O_PATH open of it; and
+	 * a descriptor of a directory removed and made again (a replug)
+	 * shows the new one, where sysfs answers ENOENT.
 	 */
 	cfg->entry_timeout = 86400;
 	cfg->attr_timeout = 0;
