@@ -568,18 +568,31 @@ static int drv_has(const struct rule *r, const char *drv, const char *attr)
 	return node_path(p, r->bus, "/drivers/", drv, attr) == 0 && sys_exists(p);
 }
 
+/*
+ * Where a device's attribute at `path' (from the root) is opened: while
+ * a rule is looked at, g.devfd is its device's directory (rule_look),
+ * and the attribute is one step from it; otherwise the root.
+ */
+static int dev_at(const char **path, const char *attr)
+{
+	if (g.devfd < 0)
+		return g.sysfd;
+	*path = attr;
+	return g.devfd;
+}
+
 /* The driver a device is bound to now, "" for none. */
 static int dev_driver(const char *bus, const char *dev, char *drv)
 {
 	char p[PATH_SZ];
+	const char *at = p;
+	int dirfd;
 
 	drv[0] = '\0';
 	if (node_path(p, bus, "/devices/", dev, "driver") < 0)
 		return -1;
-	/* While a rule is looked at, g.devfd is its device's directory, or -1: the device named (rule_look). */
-	if (g.devfd >= 0)
-		copy(p, "driver");
-	if (link_base(g.devfd >= 0 ? g.devfd : g.sysfd, p, drv) < 0 && errno != ENOENT)
+	dirfd = dev_at(&at, "driver");
+	if (link_base(dirfd, at, drv) < 0 && errno != ENOENT)
 		return -1;
 	return 0;
 }
@@ -933,7 +946,8 @@ static void rule_move(struct rule *r, const char *cur, int ovr, int ofd, const c
 static void rule_look(struct rule *r, long long now, int *fd)
 {
 	char cur[NAME_SZ], dp[PATH_SZ], op[PATH_SZ], bp[PATH_SZ], v[NAME_SZ] = "";
-	int *ofd = &fd[0], *bind = &fd[1], ovr;
+	const char *at = op;
+	int *ofd = &fd[0], *bind = &fd[1], ovr, dirfd;
 
 	/*
 	 * The device's directory, opened through the bus's link, proves the
@@ -950,9 +964,9 @@ static void rule_look(struct rule *r, long long now, int *fd)
 		r->state = FAILED;
 		return;
 	}
+	dirfd = dev_at(&at, "driver_override");
 	ovr = dev_path(op, r, "driver_override") == 0 &&
-	    ((*ofd = g.devfd >= 0 ? open_at(g.devfd, "driver_override", O_RDWR) : sys_open(op, O_RDWR)) >= 0 ||
-	    errno != ENOENT);
+	    ((*ofd = open_at(dirfd, at, O_RDWR)) >= 0 || errno != ENOENT);
 	/* Kept for the rollback, until the hold changes it; "(null)" is the kernel's word for unset. */
 	if (*ofd >= 0 && fd_get(*ofd, v, sizeof v) == 0 && !r->held && strcmp(v, "(null)"))
 		copy(r->ovr, v);
