@@ -101,3 +101,13 @@ rows() {
 	grep -qF 'driverctl --nosave set-override' "$R"
 	grep -qF '$ strace build/drvbind pci/0000:01:00.0:vfio-pci' "$R"
 }
+
+@test "the fake kernel and every tool run on it share one CPU, and RESULTS.md says which" {
+	results
+	c=$(grep -o 'the fake on CPU [0-9]*, the tools on CPU [0-9]*,' "$R")
+	echo "$c"
+	[ -n "$c" ]
+	# shellcheck disable=SC2086 # the words of the sentence
+	set -- $c
+	[ "$5" = "${10}" ]
+}
