@@ -298,15 +298,15 @@ done
 tree pci-late pci 1 late
 tree pci-none pci 1
 # One CPU for the fake kernel and every tool run on it. Each sysfs
-# operation on the fake is a round trip between two processes; spread
-# over two CPUs, many a round trip first waited for the other CPU to wake
-# from idle, which in this virtual machine took from nothing to a few
-# hundred µs, at random: one drvbind run of 10 round trips took 0.95 to
-# 1.93 ms (10th to 90th percentile of 40), and 0.57 to 0.81 ms on one
-# CPU. sysfs in the kernel runs in the caller and never waits so. QEMU
-# gets every CPU back.
+# operation on the fake is a round trip between two processes, which on
+# this virtual machine's two CPUs took from nothing to a few hundred µs
+# more at random (the likely cause: one CPU waiting for the other to
+# wake from idle): one drvbind run of 10 round trips took 0.95 to 1.93
+# ms (10th to 90th percentile of 40), on one CPU 0.57 to 0.81 ms. sysfs
+# in the kernel runs in the caller and has no such hand-over. QEMU gets
+# every CPU back.
 cpus=$(taskset -pc $$ | sed 's/.*: //')
-taskset -pc "${cpus%%[,-]*}" $$ >/dev/null
+taskset -pc "${cpus%%[,-]*}" $$ >/dev/null || { say "bench: cannot keep to one CPU of $cpus"; exit 1; }
 mount_fake
 # what the report says: the fake's CPUs, the tools' (this shell's), all
 for p in "$fspid" $$; do taskset -pc "$p" | sed 's/.*: //'; done >"$data/cpus"
@@ -359,7 +359,9 @@ for ((r = 1; r <= lat_rounds; r++)); do
 			busybox sh "$SCRIPT" 10 "pci/$lid:vfio-pci" >/dev/null 2>&1 &
 		fi
 		pid=$!
-		sleep 0.3
+		# The script polls every 0.1 s: the device comes at a different
+		# point of that period each round, evenly over it.
+		sleep "$(awk -v r="$r" -v n="$lat_rounds" 'BEGIN { printf "%.3f\n", 0.3 + (r - 1) * 0.1 / n }')"
 		t0=$("$BENCHRUN" -p "$live/back/$plink" "$ptarget" "$pdev" "$pbus")
 		wait "$pid"
 		t1=$(awk -v p="bus/pci/drivers/vfio-pci/bind $lid" '$NF == "ok" && index($0, p) { print $1; exit }' "$live/times")

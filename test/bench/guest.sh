@@ -19,6 +19,13 @@ for arg in $(cat /proc/cmdline); do # shellcheck disable=SC2013
 	esac
 done
 
+# phase ROUND: 0.5 s, and a part of the script's 0.1 s poll that moves
+# evenly over that period from round to round, so that the event does
+# not come at the same point of the script's poll every time
+phase() {
+	awk -v r="$1" -v n="$rounds" 'BEGIN { printf "%.3f\n", 0.5 + r * 0.1 / n }'
+}
+
 # tool TOOL TIMEOUT RULE: the tool in the background, its pid in $pid
 tool() {
 	case $1 in
@@ -49,7 +56,7 @@ r=0
 while [ "$r" -lt "$rounds" ]; do
 	for t in drvbind script; do
 		tool "$t" 10 "pci/$dev:pci-stub"
-		sleep 0.5
+		sleep "$(phase "$r")"
 		dmesg -c >/dev/null
 		load pci-stub
 		wait "$pid"
@@ -68,7 +75,7 @@ while [ "$r" -lt "$rounds" ]; do
 	for t in drvbind script; do
 		echo 1 >"/sys/bus/pci/devices/$dev/remove"
 		tool "$t" 10 "pci/$dev:pci-stub"
-		sleep 0.5
+		sleep "$(phase "$r")"
 		dmesg -c >/dev/null
 		echo 1 >/sys/bus/pci/rescan
 		wait "$pid"
