@@ -23,17 +23,24 @@ gone() {
 		[ -z "$(find "$SYS/bus/pci/drivers" -name "$E1000")" ]
 }
 
+# bind_ns SRC DST SETUP CMD...: CMD in the test's network namespace and a
+# mount namespace of its own, with SRC mounted over DST and then the shell
+# snippet SETUP run there.
+bind_ns() {
+	fake_ns unshare -m --propagation private sh -c \
+		'mount --bind "$1" "$2" && eval "$3" && shift 3 && exec "$@"' - "$@"
+}
+
 # drvbind under strace, with strace's own ARGS (a fault to inject) first;
 # the trace goes to $FAKE/trace. strace keeps only the last -e trace=, so
 # the callers' one names ppoll, which device_after_poll waits for.
-# With --sys first, the fake is mounted over /sys in a mount namespace of
-# its own and there is no -r: as at boot, only a uevent ends a wait before
-# the deadline, with no 250 ms re-scan.
+# With --sys first, the fake is mounted over /sys and there is no -r: as
+# at boot, only a uevent ends a wait before the deadline, with no 250 ms
+# re-scan.
 drvbind_strace() {
-	local sargs=() ns=() root=(-r "$SYS")
+	local sargs=() in=(fake_ns) root=(-r "$SYS")
 	if [[ $1 == --sys ]]; then
-		ns=(unshare -m --propagation private sh -c
-			'mount --bind "$1" /sys && shift && exec "$@"' - "$SYS")
+		in=(bind_ns "$SYS" /sys :)
 		root=()
 		shift
 	fi
@@ -42,7 +49,7 @@ drvbind_strace() {
 		shift
 	done
 	shift
-	fake_ns "${ns[@]}" strace -f -qq -o "$FAKE/trace" "${sargs[@]}" \
+	"${in[@]}" strace -f -qq -o "$FAKE/trace" "${sargs[@]}" \
 		"$BIN" "${root[@]}" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" "$@"
 }
 
@@ -66,9 +73,8 @@ device_after_poll() {
 drvbind_boot() {
 	local setup=$1
 	shift
-	fake_ns unshare -m --propagation private sh -c \
-		"mount --bind \"\$1\" /proc/cmdline && $setup"' && shift && exec "$@"' - \
-		"$FAKE/cmdline" "$BIN" -r "$SYS" -c "$FAKE/conf" -m "$FAKE/modprobe" "$@"
+	bind_ns "$FAKE/cmdline" /proc/cmdline "$setup" \
+		"$BIN" -r "$SYS" -c "$FAKE/conf" -m "$FAKE/modprobe" "$@"
 }
 
 # ---- devices and drivers going away mid-move ----
