@@ -51,12 +51,8 @@ CHECK_FUZZ_TIME = 15
 # linker to drop, no unwind tables, whole-program optimisation, a few
 # optimisations that trade size for speed turned off, no page padding
 # between code and data (common-page-size; max-page-size, or arm64's
-# 64 KiB default pads the file to 64 KiB), and, by a script the linker
-# inserts into its default one (-T build/ARCH/tiny.ld): no .eh_frame from
-# libc.a (musl's arm64 libc carries one, 1664 bytes; nothing here
-# unwinds), and libc's functions packed at 4 bytes, the most any of these
-# CPUs needs, instead of the 16 they were compiled with (160 bytes on
-# x86-64 and arm64).
+# 64 KiB default pads the file to 64 KiB), and applet/tiny.ld, which the
+# linker inserts into its default script (no .eh_frame, libc packed).
 # The program starts from musl's crt1.o alone: gcc's crtbegin/crtend
 # only register C++ constructors and unwind tables, and bring both along.
 TINY_CFLAGS  = -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
@@ -72,10 +68,13 @@ TINY_CFLAGS_arm64 = -mcmodel=tiny -fomit-frame-pointer -fif-conversion \
                     -fno-guess-branch-probability -fno-shrink-wrap
 TINY_LDFLAGS = -static -no-pie -s -nostartfiles -Wl,--gc-sections -Wl,--build-id=none \
                -Wl,-z,noseparate-code -Wl,-z,norelro -Wl,-z,common-page-size=64 \
-               -Wl,-z,max-page-size=4096 -Wl,-T,$(O)/tiny.ld
+               -Wl,-z,max-page-size=4096 -Wl,-T,applet/tiny.ld
 
-SRC  = applet/drvbind.c applet/parse.c
-HDR  = applet/parse.h
+# Bottom-up, as applet/drvbind.h lists them; one link, with LTO.
+SRC  = applet/mem.c applet/parse.c applet/log.c applet/sysfs.c applet/proc.c \
+       applet/conf.c applet/device.c applet/rule.c applet/wait.c applet/list.c \
+       applet/pid1.c applet/main.c
+HDR  = applet/drvbind.h applet/parse.h
 TEST_BIN = build/test/fakesys build/test/uevent build/test/benchrun build/test/sysfsmagic.so
 # The cross architectures make check builds, boots and tests, and the
 # bats files whose cases check the binary itself on each of them.
@@ -103,22 +102,12 @@ FUZZ_TARGETS = cmdline rule uevent
 
 all: $(O)/drvbind
 
-$(O)/tiny.ld: Makefile
+# Section headers are not needed to run a static binary: applet/elfcut.sh.
+$(O)/drvbind: $(SRC) $(HDR) applet/tiny.ld applet/elfcut.sh
 	@[ -n "$(O)" ] || { echo "make: ARCH=$(ARCH): not one of: $(CROSS)" >&2; exit 1; }
 	@mkdir -p $(O)
-	@{ echo 'SECTIONS { /DISCARD/ : { *(.eh_frame) } } INSERT AFTER .text;'; \
-	echo 'SECTIONS { .text.libc : SUBALIGN(4) { *libc.a:*(.text .text.*) } } INSERT AFTER .text;'; } >$@
-
-# Section headers are not needed to run a static binary: cut the file at
-# the end of its last loaded segment and clear e_shoff/e_shnum/e_shstrndx.
-$(O)/drvbind: $(SRC) $(HDR) $(O)/tiny.ld
 	$(CC) $(TINY_CFLAGS) $(CFLAGS) $(TINY_LDFLAGS) $(LDFLAGS) -o $@.tmp $(CRT1) $(SRC)
-	@set -- $$(readelf -lW $@.tmp | awk '$$1 == "LOAD" { print $$2, $$5 }'); end=0; \
-	while [ $$# -ge 2 ]; do e=$$(($$1 + $$2)); [ $$e -gt $$end ] && end=$$e; shift 2; done; \
-	truncate -s $$end $@.tmp && \
-	if [ "$$(od -An -tu1 -j4 -N1 $@.tmp | tr -d ' ')" = 2 ]; then at=40 n=8 sh=60; else at=32 n=4 sh=48; fi && \
-	head -c $$n /dev/zero | dd of=$@.tmp bs=1 seek=$$at conv=notrunc 2>/dev/null && \
-	head -c 4 /dev/zero | dd of=$@.tmp bs=1 seek=$$sh conv=notrunc 2>/dev/null
+	@sh applet/elfcut.sh $@.tmp
 	@mv $@.tmp $@
 
 # The prepend-anywhere initramfs: see initramfs/prepend.sh.
@@ -128,9 +117,10 @@ $(O)/drvbind.cpio: $(O)/drvbind initramfs/prepend.sh
 	sh initramfs/prepend.sh $(O)/drvbind $@
 
 # The same sources linked with symbols kept, for `size` and the no-heap test.
-$(O)/drvbind.syms: $(SRC) $(HDR) $(O)/tiny.ld
+$(O)/drvbind.syms: $(SRC) $(HDR) applet/tiny.ld
+	@mkdir -p $(O)
 	$(CC) $(TINY_CFLAGS) $(CFLAGS) -static -no-pie -nostartfiles -Wl,--gc-sections \
-		-Wl,-z,max-page-size=4096 -Wl,-T,$(O)/tiny.ld $(LDFLAGS) -o $@ $(CRT1) $(SRC)
+		-Wl,-z,max-page-size=4096 -Wl,-T,applet/tiny.ld $(LDFLAGS) -o $@ $(CRT1) $(SRC)
 
 # Every architecture built so far, then the largest symbols of this one.
 size: $(O)/drvbind $(O)/drvbind.syms
@@ -158,11 +148,11 @@ build/ubsan/drvbind: $(SRC) $(HDR)
 	@mkdir -p build/ubsan
 	$(CC) $(UBSAN_CFLAGS) -Wall -Wextra -Werror -static -o $@ $(SRC)
 
-# One libFuzzer binary per parser of applet/parse.c.
-build/fuzz/cmdline build/fuzz/rule build/fuzz/uevent: test/fuzz/parse_fuzz.c applet/parse.c $(HDR)
+# One libFuzzer binary per parser of applet/parse.c (str_len: applet/mem.c).
+build/fuzz/cmdline build/fuzz/rule build/fuzz/uevent: test/fuzz/parse_fuzz.c applet/parse.c applet/mem.c $(HDR)
 	@mkdir -p build/fuzz
 	$(CLANG) $(ASAN_CFLAGS) -fsanitize=fuzzer -Wall -Wextra -Werror \
-		-DTARGET_$$(basename $@ | tr a-z A-Z) -o $@ test/fuzz/parse_fuzz.c applet/parse.c
+		-DTARGET_$$(basename $@ | tr a-z A-Z) -o $@ test/fuzz/parse_fuzz.c applet/parse.c applet/mem.c
 
 # The compiler and nm for ARCH, for the tests.
 print-cc:

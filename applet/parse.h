@@ -10,15 +10,8 @@ enum {
 	TIMEOUT_MAX = 86400,	/* seconds; a day is more than any boot */
 };
 
-/* strlen; musl's word-at-a-time one is a hundred bytes more, for names this short. */
-static inline size_t str_len(const char *s)
-{
-	const char *p = s;
-
-	while (*p)
-		p++;
-	return (size_t)(p - s);
-}
+/* strlen, in mem.c; musl's word-at-a-time one is a hundred bytes more, for names this short. */
+size_t str_len(const char *s);
 
 /* One parsed rule: "[BUS/]DEVICE:DRIVER". An empty bus means "any bus". */
 struct spec {

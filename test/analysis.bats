@@ -20,12 +20,18 @@ TIDY_CHECKS='-*,clang-analyzer-*,-clang-analyzer-security.insecureAPI.Deprecated
 	[ -z "$output" ]
 }
 
+# A file a run: clang-tidy 14 run on several files carries the valist
+# checker's state from one file to the next, and then reports va_arg in
+# say() (log.c) as uninitialized after any other file.
 @test "clang-tidy's clang-analyzer checks find nothing" {
 	shipped_only "analyses the sources"
-	run clang-tidy --quiet -checks="$TIDY_CHECKS" "$TOP/applet/drvbind.c" "$TOP/applet/parse.c" -- -D_GNU_SOURCE
-	echo "$output"
-	[ "$status" -eq 0 ]
-	! grep -qE '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' <<<"$output" || false
+	local f
+	for f in "$TOP"/applet/*.c; do
+		run clang-tidy --quiet -checks="$TIDY_CHECKS" "$f" -- -D_GNU_SOURCE
+		echo "$output"
+		[ "$status" -eq 0 ]
+		! grep -qE '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' <<<"$output" || false
+	done
 }
 
 @test "valgrind's memcheck sees no error in runs that move, roll back, teach new_id, wait for a device, list and dry-run" {

@@ -11,6 +11,17 @@ tool() {
 	make -s -C "$TOP" ARCH="$ARCH" --no-print-directory print-"$1"
 }
 
+# exits_with STATUS LINE ARG...: the binary run with ARGs (no sysfs tree
+# here) exits STATUS and says LINE first; the option tests are a table
+# of these, one line each.
+exits_with() {
+	local want=$1 line=$2
+	shift 2
+	run ${RUN:+"$RUN"} "$BIN" "$@"
+	[ "$status" -eq "$want" ]
+	[[ ${lines[0]} == "$line" ]]
+}
+
 @test "the binary is static, stripped and at most 16 KiB" {
 	shipped_only
 	[ -x "$BIN" ]
@@ -37,14 +48,13 @@ tool() {
 }
 
 @test "the sources compile without a warning under -Wall -Wextra -Werror" {
-	run $(tool cc) -Os -Wall -Wextra -Werror -c -o /dev/null "$TOP/applet/drvbind.c"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	[ -z "$output" ]
-	run $(tool cc) -Os -Wall -Wextra -Werror -c -o /dev/null "$TOP/applet/parse.c"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	[ -z "$output" ]
+	local f
+	for f in "$TOP"/applet/*.c; do
+		run $(tool cc) -Os -Wall -Wextra -Werror -c -o /dev/null "$f"
+		echo "$f: $output"
+		[ "$status" -eq 0 ]
+		[ -z "$output" ]
+	done
 }
 
 @test "the binary carries no date or path of the build" {
@@ -54,24 +64,16 @@ tool() {
 }
 
 @test "-h prints the usage on stdout and -V the version, both exit 0" {
-	run ${RUN:+"$RUN"} "$BIN" -h
-	[ "$status" -eq 0 ]
-	[[ ${lines[0]} == "usage: drvbind [-bnqv] [-r SYSFS] [-k CMDLINE] [-c CONF] [-t SECS] [-m MODPROBE] [RULE...]" ]]
+	exits_with 0 "usage: drvbind [-bnqv] [-r SYSFS] [-k CMDLINE] [-c CONF] [-t SECS] [-m MODPROBE] [RULE...]" -h
 	run ${RUN:+"$RUN"} "$BIN" -V
 	[ "$status" -eq 0 ]
 	[ "$output" = "drvbind 0.1" ]
 }
 
 @test "an unknown option or a missing value is a usage error, exit 2" {
-	run ${RUN:+"$RUN"} "$BIN" -x
-	[ "$status" -eq 2 ]
-	[[ ${lines[0]} == "drvbind: -x: unknown option" ]]
-	run ${RUN:+"$RUN"} "$BIN" -r
-	[ "$status" -eq 2 ]
-	[[ ${lines[0]} == "drvbind: -r: missing value" ]]
-	run ${RUN:+"$RUN"} "$BIN" -t soon
-	[ "$status" -eq 2 ]
-	[[ ${lines[0]} == "drvbind: -t: not a whole number of seconds" ]]
+	exits_with 2 "drvbind: -x: unknown option" -x
+	exits_with 2 "drvbind: -r: missing value" -r
+	exits_with 2 "drvbind: -t: not a whole number of seconds" -t soon
 }
 
 @test "a sysfs root that is not a sysfs tree is a clear error, exit 1" {

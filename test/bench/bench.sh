@@ -52,8 +52,8 @@ MAGIC=$top/build/test/sysfsmagic.so
 SCRIPT=$top/test/bench/script.sh
 small=${sizes%% *} big=${sizes#* } big=${big%% *}
 tools="drvbind script driverctl dpdk-devbind usbip"
-# drvbind's limit of rules per run (applet/drvbind.c)
-rules_max=$(sed -n 's/^[[:space:]]*RULES_MAX = \([0-9]*\),.*/\1/p' "$top/applet/drvbind.c")
+# drvbind's limit of rules per run (applet/drvbind.h)
+rules_max=$(sed -n 's/^[[:space:]]*RULES_MAX = \([0-9]*\),.*/\1/p' "$top/applet/drvbind.h")
 
 work=$(mktemp -d /tmp/drvbind-bench.XXXXXX)
 data=$work/data

@@ -247,7 +247,7 @@ charts
 	echo '    dpdk-devbind  dpdk-devbind.py -b vfio-pci DEV ...'
 	echo '    usbip         busybox sh -c '\''for b; do usbip bind -b "$b"; done'\'' sh BUSID ...   (LD_PRELOAD=sysfsmagic.so)'
 	echo
-	echo "- drvbind takes at most $(sed -n 's/^[[:space:]]*RULES_MAX = \([0-9]*\),.*/\1/p' "$(dirname "$0")/../../applet/drvbind.c") rules a run (RULES_MAX, applet/drvbind.c): more rules are that many per run, the runs one after the other from one \`busybox sh -c\`."
+	echo "- drvbind takes at most $(sed -n 's/^[[:space:]]*RULES_MAX = \([0-9]*\),.*/\1/p' "$(dirname "$0")/../../applet/drvbind.h") rules a run (RULES_MAX, applet/drvbind.h): more rules are that many per run, the runs one after the other from one \`busybox sh -c\`."
 	echo "- Footprint: \`strace -f -e trace=execve,open,openat\` of one rule (per-device tools run directly), files summed once each; peak RSS: \`benchrun -m\` (VmHWM of each process at its exit, via ptrace); heap calls: \`strace -f -c\`, brk + mmap."
 	echo "- System calls: \`strace -f -c\`, total calls for $small and $big rules."
 	echo "- Instructions: \`valgrind --tool=callgrind --trace-children=yes\`, the summary of every process added up."
@@ -256,7 +256,7 @@ charts
 	echo "- Waiting: \`benchrun -w\` with a rule for a device that never comes and a ${wait_s} s timeout."
 	echo "- usbip's libudev refuses a /sys that is not sysfs by its magic number: it runs with LD_PRELOAD=build/test/sysfsmagic.so, which makes statfs say sysfs for the FUSE mount and changes nothing else. driverctl calls /sbin/modprobe unless /sys/module/DRIVER exists (the module of vfio-pci is vfio_pci): in the namespace /usr/sbin/modprobe is /bin/true, in driverctl's favour."
 	echo "- The fake lets the kernel keep the names it has looked up, as the kernel keeps sysfs's dentries; every open, read, write and link read still reaches it by path, and link targets, attributes and missing names are never kept (test/fake/fakesys.c, fs_init). Each operation that reaches it is a round trip to a user-space process, tens of µs on this machine where sysfs in the kernel takes well under one: a tool made of sysfs operations alone, as drvbind and the script are, pays that in full; one that starts interpreters and programs mostly pays for those."
-	echo "- drvbind waits on the uevent socket alone, on the fake kernel as on the real one: it re-scans every 250 ms (applet/drvbind.c, RESCAN_MS) only for a root given with -r or without a uevent socket."
+	echo "- drvbind waits on the uevent socket alone, on the fake kernel as on the real one: it re-scans every 250 ms (applet/wait.c, RESCAN_MS) only for a root given with -r or without a uevent socket."
 	echo
 	echo "## Tables"
 	echo

@@ -1,0 +1,204 @@
+/*
+ * Where rules come from: the arguments, the kernel command line
+ * (/proc/cmdline, split as the kernel splits it) and the config file;
+ * and the drvbind.* parameters. A later rule for a device replaces an
+ * earlier one; a bad rule is reported and counted, never fatal.
+ * Calls parse.c, sysfs.c, log.c and mem.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "drvbind.h"
+
+enum {
+	CMDLINE_MAX = 4096,	/* the kernel's largest, MIPS; x86-64 and arm64: 2048 */
+	CONF_MAX = 8192,
+};
+
+struct conf conf = { .timeout = TIMEOUT_DEFAULT, .modprobe = "/sbin/modprobe" };
+/* Apart from conf: zero-initialised, so they cost no bytes in the binary. */
+struct rule rules[RULES_MAX];
+char init_path[PATH_SZ];
+static char modprobe_buf[PATH_SZ];
+
+/* where: "" for the command line and arguments, "FILE:LINE: " for the config. */
+static void rule_add(const char *text, const char *where)
+{
+	struct spec sp;
+	const char *err = rule_parse(&sp, text);
+	struct rule *r;
+	int i = 0;
+
+	if (!err) {
+		/* A later rule for the same device replaces the earlier one. */
+		while (i < conf.nrules && (strcmp(rules[i].s.dev, sp.dev) ||
+		    (rules[i].s.bus[0] && sp.bus[0] && strcmp(rules[i].s.bus, sp.bus))))
+			i++;
+		if (i == RULES_MAX)
+			err = "more than 64 rules";
+	}
+	if (err) {
+		say(LOG_ERR, "%sbad rule %q: %s", where, text, err);
+		conf.bad++;
+		return;
+	}
+	if (i == conf.nrules)
+		conf.nrules++;
+	r = &rules[i];
+	memset(r, 0, sizeof *r);
+	r->s = sp;
+	copy(r->bus, sp.bus);
+	r->none = !strcmp(sp.drv, "none");
+}
+
+/* One drvbind parameter, from the command line or the config file. */
+static void param(const char *name, const char *val, const char *where)
+{
+	const char *err = NULL, *k = after(name, "drvbind");
+	char *path = NULL;
+
+	if (!val)
+		val = "";
+	if (!k)
+		return;
+	if (!*k)
+		rule_add(val, where);
+	else if (*k++ != '.')
+		return;
+	else if (!strcmp(k, "timeout"))
+		err = secs_parse(val, &conf.timeout);
+	else if (!strcmp(k, "modprobe"))
+		conf.modprobe = path = modprobe_buf;
+	else if (!strcmp(k, "init"))
+		path = init_path;
+	else
+		err = "unknown parameter";
+	if (path && str_len(val) >= PATH_SZ)
+		err = "path too long";
+	else if (path)
+		copy(path, val);
+	if (err) {
+		say(LOG_ERR, "%sbad %q=%q: %s", where, name, val, err);
+		conf.bad++;
+	}
+}
+
+/*
+ * Reads a whole small file. Returns its length, or -1: missing,
+ * unreadable, or not fitting in size - 1 (EFBIG). The kernel's strings
+ * end at a NUL, and so does the text here.
+ */
+static ssize_t file_read(const char *path, char *buf, size_t size)
+{
+	ssize_t n, len = 0;
+	int fd = open_at(AT_FDCWD, path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, buf + len, size - (size_t)len)) > 0 && (len += n) < (ssize_t)size)
+		;
+	fd_close(fd);
+	if (n < 0)
+		return -1;
+	if (len == (ssize_t)size) {
+		errno = EFBIG;
+		return -1;
+	}
+	buf[len] = '\0';
+	if ((ssize_t)str_len(buf) < len)
+		say(LOG_WARNING, "%s: NUL byte at offset %u; the rest is ignored", path, (unsigned)str_len(buf));
+	return len;
+}
+
+/* must: -c named it, so its absence is an error; the default may be missing. */
+static char *file_load(const char *path, char *buf, size_t size, int must)
+{
+	if (file_read(path, buf, size) >= 0)
+		return buf;
+	if (must || errno != ENOENT) {
+		if (errno == EFBIG)
+			say(LOG_ERR, "%s: longer than %u bytes; not read", path, (unsigned)size - 1);
+		else
+			say(LOG_ERR, "%s: %e", path, errno);
+		conf.bad++;
+	}
+	return NULL;
+}
+
+static void cmdline_load(const char *path)
+{
+	static char buf[CMDLINE_MAX + 1];
+	char *args = file_load(path, buf, sizeof buf, 1), *name, *val;
+
+	while (args && (name = cmdline_next(&args, &val)))
+		param(name, val, "");
+}
+
+/*
+ * One rule or drvbind.* parameter a line; a line starting with '#' is a
+ * comment. The line is taken whole, so names with spaces need no quotes.
+ */
+static void conf_load(const char *path, int must)
+{
+	static char buf[CONF_MAX + 1];
+	char where[PATH_SZ + 32], num[24], *p = file_load(path, buf, sizeof buf, must), *next, *end, *eq;
+	const char *k;
+	unsigned lineno = 0;
+
+	for (; p && *p; p = next) {
+		for (end = p; *end && *end != '\n'; end++)
+			;
+		next = *end ? end + 1 : end;
+		lineno++;
+		/* Blanks and stray control bytes (a CR) around the line go. */
+		while (end > p && (unsigned char)end[-1] <= ' ')
+			end--;
+		*end = '\0';
+		while (*p && (unsigned char)*p <= ' ')
+			p++;
+		if (!*p || *p == '#')
+			continue;
+		if (path_join(where, sizeof where, path, ":", num_str(num, lineno), ": ", (const char *)0) < 0)
+			copy(where, "config: ");
+		if ((k = after(p, "drvbind")) && (*k == '=' || *k == '.')) {
+			for (eq = p; *eq && *eq != '='; eq++)
+				;
+			if (*eq)
+				*eq++ = '\0';
+			else
+				eq = NULL;
+			param(p, eq, where);
+		} else {
+			rule_add(p, where);
+		}
+	}
+}
+
+/*
+ * The arguments' rules (args: NULL-terminated); where there are none, the
+ * config file's (file, or the default where it exists), then the kernel
+ * command line's (cmdline, or /proc/cmdline), which win.
+ */
+void rules_load(char **args, const char *file, const char *cmdline)
+{
+	if (*args) {
+		while (*args)
+			rule_add(*args++, "");
+		return;
+	}
+	conf_load(file ? file : "/etc/drvbind.conf", file != NULL);
+	cmdline_load(cmdline ? cmdline : "/proc/cmdline");
+}
+
+/* -t and -m win over what the command line and the config file say. */
+void conf_force(const unsigned *secs, const char *modprobe)
+{
+	if (secs)
+		conf.timeout = *secs;
+	if (modprobe)
+		conf.modprobe = modprobe;
+	if (flag[DRY])
+		conf.timeout = 0;
+}

@@ -1,0 +1,190 @@
+/*
+ * Devices and drivers: where a rule's device and its driver's files are,
+ * which driver a device is on, finding a device on any bus, the ids a
+ * driver's new_id takes, and asking modprobe for a missing driver.
+ * Calls sysfs.c, proc.c, log.c and mem.c.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "drvbind.h"
+
+/*
+ * The directory of the device of the rule being looked at, or -1: set by
+ * dev_look for one look (rule.c), so that its attributes are opened one
+ * step from it instead of from the root.
+ */
+static int devfd = -1;
+
+void dev_look(int fd)
+{
+	devfd = fd;
+}
+
+/* "bus/BUS/devices/DEVICE/ATTR" or "bus/BUS/drivers/DRIVER/ATTR" into p[PATH_SZ]. */
+int node_path(char *p, const char *bus, const char *kind, const char *name, const char *attr)
+{
+	return path_join(p, PATH_SZ, "bus/", bus, kind, name, attr ? "/" : "", attr ? attr : "",
+	    (const char *)0);
+}
+
+int dev_path(char *p, const struct rule *r, const char *attr)
+{
+	return node_path(p, r->bus, "/devices/", r->s.dev, attr);
+}
+
+/* The driver's directory or attribute exists. */
+int drv_has(const struct rule *r, const char *drv, const char *attr)
+{
+	char p[PATH_SZ];
+
+	return node_path(p, r->bus, "/drivers/", drv, attr) == 0 && sys_exists(p);
+}
+
+/*
+ * Where a device's attribute at `path' (from the root) is opened: while
+ * a rule is looked at, devfd is its device's directory (rule_look),
+ * and the attribute is one step from it; otherwise the root.
+ */
+int dev_at(const char **path, const char *attr)
+{
+	if (devfd < 0)
+		return sys_dirfd();
+	*path = attr;
+	return devfd;
+}
+
+/* The driver a device is bound to now, "" for none. */
+int dev_driver(const char *bus, const char *dev, char *drv)
+{
+	char p[PATH_SZ];
+	const char *at = p;
+	int dirfd;
+
+	drv[0] = '\0';
+	if (node_path(p, bus, "/devices/", dev, "driver") < 0)
+		return -1;
+	dirfd = dev_at(&at, "driver");
+	if (link_base(dirfd, at, drv) < 0 && errno != ENOENT)
+		return -1;
+	return 0;
+}
+
+int dev_write(const struct rule *r, const char *attr, const char *val)
+{
+	char p[PATH_SZ];
+
+	if (dev_path(p, r, attr) < 0)
+		return -1;
+	return attr_write(p, val);
+}
+
+/* fd: the attribute open already, or -1. */
+int drv_put(const struct rule *r, const char *drv, const char *attr, const char *val, int fd)
+{
+	char p[PATH_SZ];
+
+	if (node_path(p, r->bus, "/drivers/", drv, attr) < 0)
+		return -1;
+	return attr_put(fd, p, val);
+}
+
+int drv_write(const struct rule *r, const char *drv, const char *attr, const char *val)
+{
+	return drv_put(r, drv, attr, val, -1);
+}
+
+struct find_ctx {
+	const char *dev;
+	char hit[2][NAME_SZ];
+	int hits;
+};
+
+static int find_fn(const char *bus, void *ctx)
+{
+	struct find_ctx *c = ctx;
+	char p[PATH_SZ];
+
+	if (str_len(bus) >= NAME_SZ || PATH(p, "bus/", bus, "/devices/", c->dev) < 0 || !sys_exists(p))
+		return 0;
+	copy(c->hit[c->hits > 0], bus);
+	return ++c->hits > 1;
+}
+
+/*
+ * Sets r->bus once the device is there. Without a bus in the rule every
+ * bus is searched; a bus id found on two buses is the rule's failure.
+ * Returns 1 found, 0 not (yet), -1 failed.
+ */
+int dev_find(struct rule *r)
+{
+	struct find_ctx c = { .dev = r->s.dev };
+	char p[PATH_SZ];
+
+	if (r->s.bus[0])
+		return dev_path(p, r, NULL) == 0 && sys_exists(p);
+	if (dir_scan("bus", find_fn, &c) < 0 || !c.hits)
+		return 0;
+	if (c.hits > 1) {
+		int lo = strcmp(c.hit[0], c.hit[1]) > 0;
+		say(LOG_ERR, "%s: device on both %s and %s", r->s.dev, c.hit[lo], c.hit[!lo]);
+		r->state = FAILED;
+		return -1;
+	}
+	copy(r->bus, c.hit[0]);
+	return 1;
+}
+
+/* Reads an id attribute without its "0x": new_id takes bare hex and checks it. */
+static int id_read(const struct rule *r, const char *attr, char *out)
+{
+	char p[PATH_SZ];
+
+	if (dev_path(p, r, attr) < 0 || attr_read(p, out, 16) < 0)
+		return -1;
+	if (out[0] == '0' && out[1] == 'x')
+		copy(out, out + 2);
+	return 0;
+}
+
+/*
+ * The id a driver's new_id takes for this device: PCI "vendor device";
+ * a USB interface "idVendor idProduct class" of its parent device, the
+ * class so that the new id does not match every interface of the device.
+ */
+int dev_id(const struct rule *r, char *id, size_t size)
+{
+	char a[16], b[16], c[16];
+
+	if (id_read(r, "vendor", a) == 0 && id_read(r, "device", b) == 0)
+		return path_join(id, size, a, " ", b, (const char *)0);
+	if (id_read(r, "../idVendor", a) == 0 && id_read(r, "../idProduct", b) == 0 &&
+	    id_read(r, "bInterfaceClass", c) == 0)
+		return path_join(id, size, a, " ", b, " ", c, (const char *)0);
+	errno = ENOENT;
+	return -1;
+}
+
+/* Asks modprobe for a driver once, without waiting: its uevent says when it is there. */
+void drv_request(struct rule *r)
+{
+	static char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	char *argv[] = { (char *)conf.modprobe, "-q", "--", r->s.drv, NULL };
+	pid_t pid;
+
+	if (r->asked || !*conf.modprobe || flag[DRY])
+		return;
+	r->asked = 1;
+	say(LOG_DEBUG, "asking %s for %s", conf.modprobe, r->s.drv);
+	pid = proc_fork();
+	if (pid == 0) {
+		sig_set(SIGPIPE, SIG_DFL);
+		execve(conf.modprobe, argv, envp);
+		_exit(127);
+	}
+	if (pid < 0)
+		say(LOG_ERR, "fork: %e", errno);
+}

@@ -1,0 +1,129 @@
+/*
+ * What the files of drvbind share: the limits, a rule, the run's
+ * settings, and each file's functions, listed bottom-up: a file calls
+ * only the files listed above its own.
+ * Every global has one owner, the file named above it, and only that
+ * file writes it.
+ */
+#ifndef DRVBIND_H
+#define DRVBIND_H
+
+#include <stddef.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+
+#include "parse.h"
+
+/* 32-bit musl has a 64-bit time_t: the time64 calls take its timespec. */
+#ifdef SYS_clock_gettime64
+#undef SYS_clock_gettime
+#define SYS_clock_gettime SYS_clock_gettime64
+#endif
+#ifdef SYS_ppoll_time64
+#undef SYS_ppoll
+#define SYS_ppoll SYS_ppoll_time64
+#endif
+
+enum {
+	RULES_MAX = 64,
+	PATH_SZ = 4 * NAME_SZ + 64,
+	TIMEOUT_DEFAULT = 10,
+};
+
+enum state { WAITING, DONE, FAILED };
+
+/* The small fields first: x86-64 reaches the first 128 bytes with one-byte offsets. */
+struct rule {
+	enum state state;
+	int none, held, asked, busid;
+	int err;		/* bind's refusal while the override holds the device */
+	long long settle_at;
+	char id[32];		/* the id taught through new_id, for the message */
+	struct spec s;
+	char bus[NAME_SZ];	/* s.bus, or the bus the device was found on */
+	char orig[NAME_SZ];	/* driver before the first change, "" for none */
+	char ovr[NAME_SZ];	/* driver_override before the first change */
+};
+
+/* main.c: the flags -b -l -n -q -v set, in the order of `opts' there. */
+enum { BG, LISTING, DRY, QUIET, VERBOSE, FLAGS };
+extern int flag[FLAGS];
+
+/* mem.c: memcpy and memset (for gcc), and these. */
+void copy(char *d, const char *s);
+const char *after(const char *s, const char *p);
+
+/* log.c */
+enum { LOG_ERR = 3, LOG_WARNING = 4, LOG_INFO = 6, LOG_DEBUG = 7, MORE = 8 };
+void say(int prio, const char *fmt, ...);
+void put_c(char c);
+void put(const char *s);
+void put_line(int fd);
+char *num_str(char b[24], unsigned long n);
+const char *drv_or_none(const char *d);
+void out_flush(void);
+void log_batch(int on);
+void log_kmsg(int fd);
+
+/* sysfs.c: every path below is relative to the root sys_root opened. */
+int sys_root(const char *root);
+int sys_dirfd(void);
+void fd_close(int fd);
+int open_at(int dirfd, const char *path, int flags);
+int path_join(char *p, size_t size, ...);
+#define PATH(p, ...) path_join(p, sizeof p, __VA_ARGS__, (const char *)0)
+int sys_open(const char *path, int flags);
+int sys_exists(const char *path);
+int attr_put(int fd, const char *path, const char *val);
+int attr_write(const char *path, const char *val);
+int fd_get(int fd, char *buf, size_t size);
+int attr_read(const char *path, char *buf, size_t size);
+int link_base(int dirfd, const char *path, char *name);
+int dir_scan(const char *path, int (*fn)(const char *name, void *ctx), void *ctx);
+
+/* proc.c */
+void sig_set(int sig, void (*handler)(int));
+pid_t proc_fork(void);
+long long now_ms(void);
+
+/* conf.c: the run's settings, and the rules loaded. */
+struct conf {
+	unsigned timeout;
+	const char *modprobe;
+	int nrules, bad;
+};
+extern struct conf conf;
+extern struct rule rules[RULES_MAX];
+extern char init_path[PATH_SZ];
+void rules_load(char **args, const char *file, const char *cmdline);
+void conf_force(const unsigned *secs, const char *modprobe);
+
+/* device.c */
+void dev_look(int fd);
+int node_path(char *p, const char *bus, const char *kind, const char *name, const char *attr);
+int dev_path(char *p, const struct rule *r, const char *attr);
+int drv_has(const struct rule *r, const char *drv, const char *attr);
+int dev_at(const char **path, const char *attr);
+int dev_driver(const char *bus, const char *dev, char *drv);
+int dev_write(const struct rule *r, const char *attr, const char *val);
+int drv_put(const struct rule *r, const char *drv, const char *attr, const char *val, int fd);
+int drv_write(const struct rule *r, const char *drv, const char *attr, const char *val);
+int dev_find(struct rule *r);
+int dev_id(const struct rule *r, char *id, size_t size);
+void drv_request(struct rule *r);
+
+/* rule.c */
+void rule_step(struct rule *r, long long now);
+void rule_expire(struct rule *r);
+
+/* wait.c */
+int rules_apply(int rescan);
+
+/* list.c */
+int list_bus(const char *bus, void *unused);
+
+/* pid1.c */
+void pid1_mount(void);
+void pid1_exec(int status, char **argv, char **envp);
+
+#endif

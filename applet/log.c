@@ -1,0 +1,219 @@
+/*
+ * Messages: the one logger, say(), and what it writes to, stderr and
+ * /dev/kmsg. Small integers and errno's words by hand, since the printf
+ * family and musl's strerror table would outweigh the program.
+ * Calls write, and nothing of the other files.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "drvbind.h"
+
+enum {
+	LINE_SZ = 960,		/* /dev/kmsg refuses records over ~992 bytes */
+	SHOW_MAX = 80,		/* bytes of a refused rule quoted in its message */
+};
+
+/* At boot: the kernel log keeps the lines when the console is quiet or gone. */
+static int kmsg = -1;
+
+/* "<N>" is kept in front for /dev/kmsg; stderr gets the line after it. */
+static char line[LINE_SZ];
+static size_t line_len;
+
+/*
+ * While the rules are looked at (batch), stderr's lines wait here and go
+ * out in one write before drvbind sleeps, forks or ends: a write a look,
+ * not one a rule. /dev/kmsg takes a record a write: it gets each at once.
+ */
+static char out[4 * LINE_SZ];
+static size_t out_len;
+static int batch;
+
+__attribute__((noinline)) void out_flush(void)
+{
+	if (out_len)
+		(void)!write(2, out, out_len);
+	out_len = 0;
+}
+
+
+/* While on, stderr's lines wait for out_flush(); off flushes them. */
+void log_batch(int on)
+{
+	batch = on;
+	if (!on)
+		out_flush();
+}
+
+/* fd: /dev/kmsg, open; every line goes there too, with its priority. */
+void log_kmsg(int fd)
+{
+	kmsg = fd;
+}
+
+void put_c(char c)
+{
+	if (line_len < sizeof line - 5)
+		line[line_len++] = c;
+	else
+		memcpy(line + sizeof line - 5, "...", 3), line_len = sizeof line - 2;
+}
+
+void put(const char *s)
+{
+	while (*s)
+		put_c(*s++);
+}
+
+/* Small integers by hand: the printf family would outweigh the program. */
+char *num_str(char b[24], unsigned long n)
+{
+	char *p = b + 23;
+
+	*p = '\0';
+	do
+		*--p = (char)('0' + n % 10);
+	while (n /= 10);
+	return p;
+}
+
+static void put_num(unsigned long n)
+{
+	char b[24];
+
+	put(num_str(b, n));
+}
+
+/*
+ * strerror's words for what sysfs, netlink and these calls can answer.
+ * musl's whole table is an eighth of the size budget; the rest print
+ * as "error N". Each entry: the errno, ':', its text, NUL.
+ */
+#define E_STR(n) #n
+#define E(n, s) E_STR(n) ":" s "\0"
+static const char errtab[] =
+	E(EPERM, "Operation not permitted") E(ENOENT, "No such file or directory")
+	E(EINTR, "Interrupted system call") E(EIO, "I/O error")
+	E(ENXIO, "No such device or address") E(EAGAIN, "Resource temporarily unavailable")
+	E(ENOMEM, "Out of memory") E(EACCES, "Permission denied")
+	E(EBUSY, "Resource busy") E(EEXIST, "File exists") E(ENODEV, "No such device")
+	E(EINVAL, "Invalid argument")
+	E(ENAMETOOLONG, "Filename too long") E(EOVERFLOW, "Value too large for data type");
+#undef E
+
+static void put_err(int e)
+{
+	const char *t;
+	int n;
+
+	if (!e) {
+		put("short write");
+		return;
+	}
+	for (t = errtab; *t; t += str_len(t) + 1) {
+		for (n = 0; *t != ':'; t++)
+			n = n * 10 + *t - '0';
+		if (n == e) {
+			put(t + 1);
+			return;
+		}
+	}
+	put("error ");
+	put_num((unsigned)e);
+}
+
+/* Quotes text that was refused: it may hold any byte, and any length. */
+static void put_show(const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n;
+
+	put_c('"');
+	for (n = 0; *s && n < SHOW_MAX; s++, n++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+			put("\\x");
+			put_c(hex[c >> 4]);
+			put_c(hex[c & 15]);
+		} else {
+			put_c((char)c);
+		}
+	}
+	put(*s ? "\"..." : "\"");
+}
+
+/*
+ * The one logger, errno kept. "%s" a string, "%q" refused input quoted,
+ * "%u" a number, "%e" errno's text (0: a short write), "%r" a rule's
+ * device as "BUS/DEVICE" (just "DEVICE" while its bus is not known).
+ * The line goes to /dev/kmsg (at boot) with its priority, and to stderr
+ * unless -q hides it. MORE: the line goes on in the next call.
+ */
+void say(int prio, const char *fmt, ...)
+{
+	const struct rule *r;
+	va_list ap;
+	int e = errno, n;
+
+	if (prio == LOG_DEBUG && !flag[VERBOSE])
+		return;
+	if (!line_len) {
+		line_len = 3;
+		put("drvbind: ");
+	}
+	va_start(ap, fmt);
+	for (; *fmt; fmt++) {
+		if (*fmt != '%') {
+			put_c(*fmt);
+			continue;
+		}
+		switch (*++fmt) {
+		case 's': put(va_arg(ap, const char *)); break;
+		case 'q': put_show(va_arg(ap, const char *)); break;
+		case 'u': put_num(va_arg(ap, unsigned)); break;
+		case 'e': n = va_arg(ap, int); if (n >= 0) put_err(n); break;
+		case 'r':
+			r = va_arg(ap, const struct rule *);
+			if (r->bus[0]) {
+				put(r->bus);
+				put_c('/');
+			}
+			put(r->s.dev);
+			break;
+		}
+	}
+	va_end(ap);
+	if (!(prio & MORE)) {
+		line[line_len++] = '\n';
+		line[0] = '<', line[1] = (char)('0' + prio), line[2] = '>';
+		if (kmsg >= 0 && prio != LOG_DEBUG)
+			(void)!write(kmsg, line, line_len);
+		if (!flag[QUIET] || prio <= LOG_WARNING) {
+			if (out_len + line_len > sizeof out)
+				out_flush();
+			memcpy(out + out_len, line + 3, line_len - 3);
+			out_len += line_len - 3;
+			if (!batch)
+				out_flush();
+		}
+		line_len = 0;
+	}
+	errno = e;
+}
+
+
+/* The line put() made goes to fd, alone. */
+void put_line(int fd)
+{
+	(void)!write(fd, line, line_len);
+	line_len = 0;
+}
+
+const char *drv_or_none(const char *d)
+{
+	return *d ? d : "none";
+}
+
