@@ -12,6 +12,20 @@ usb_setup() {
 	fake_device usb 1-1:1.0 parent=1-1 class=08
 }
 
+# usb_on_storage [DRIVER...]: the flash drive with its interface bound to
+# usb-storage through the mount, DRIVERs beside it (each takes any
+# device), and the write log emptied of that bind: the start of every
+# test that moves the interface off a driver.
+usb_on_storage() {
+	local d
+	for d in usb-storage "$@"; do
+		fake_driver usb "$d" match=*
+	done
+	usb_setup
+	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
+	: >"$FAKE/log"
+}
+
 # probe_first BUS DRIVER ERR [COMMAND...]: the driver's probe answers
 # ERR the first time, after COMMAND has run in the backing tree, and
 # succeeds from then on.  The fake reads the probe outcome afresh for
@@ -52,15 +66,8 @@ probe_refused() {
 	cat "$FAKE/log"
 	[ "$status" -eq 1 ]
 	assert_driver pci "$E1000" e1000
-	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
-	# the override first, then unbind, bind; back: override cleared, old driver bound
-	assert_log <<-EOF
-	$E1000_DEV/driver_override vfio-pci -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/vfio-pci/bind $E1000 -> $2
-	$E1000_DEV/driver_override \\n -> ok
-	bus/pci/drivers/e1000/bind $E1000 -> ok
-	EOF
+	override_is "(null)"
+	assert_rollback_log "$2"
 }
 
 @test "a device already on the rule's driver is left alone and nothing is written" {
@@ -96,15 +103,11 @@ probe_refused() {
 	EOF
 	assert_driver pci "$E1000" vfio-pci
 	# the override stays, so that no other driver takes the device later
-	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = vfio-pci ]
+	override_is vfio-pci
 }
 
 @test "on a bus without driver_override the device is unbound, then bound to the new driver" {
-	fake_driver usb usb-storage match=*
-	fake_driver usb uas match=*
-	usb_setup
-	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
-	: >"$FAKE/log"
+	usb_on_storage uas
 	run drvbind usb/1-1:1.0:uas
 	[ "$status" -eq 0 ]
 	assert_output_is "drvbind: usb/1-1:1.0: usb-storage -> uas"
@@ -125,14 +128,11 @@ probe_refused() {
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	EOF
 	assert_driver pci "$E1000" none
-	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = none ]
+	override_is none
 }
 
 @test "none on a bus without driver_override only unbinds" {
-	fake_driver usb usb-storage match=*
-	usb_setup
-	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
-	: >"$FAKE/log"
+	usb_on_storage
 	run drvbind usb/1-1:1.0:none
 	[ "$status" -eq 0 ]
 	assert_output_is "drvbind: usb/1-1:1.0: usb-storage -> none"
@@ -159,9 +159,7 @@ probe_refused() {
 
 @test "a PCI driver that lacks the id is taught it through new_id, which binds at once, then the id is removed" {
 	# PCI before 3.16: no driver_override, so the id table decides
-	fake_driver pci e1000 "match=$E1000"
-	fake_driver pci pci-stub new_id
-	fake_device pci "$E1000" vendor=0x8086 device=0x100e driver=e1000
+	pci_new_id_setup
 	run drvbind "pci/$E1000:pci-stub"
 	[ "$status" -eq 0 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub (new_id \"8086 100e\")"
@@ -280,7 +278,7 @@ probe_refused() {
 	$E1000_DEV/driver_override \\n -> ok
 	EOF
 	assert_driver pci "$E1000" none
-	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
+	override_is "(null)"
 }
 
 @test "an unbind failing with EIO is reported and the device stays on its driver" {
@@ -295,7 +293,7 @@ probe_refused() {
 	$E1000_DEV/driver_override \\n -> ok
 	EOF
 	assert_driver pci "$E1000" e1000
-	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
+	override_is "(null)"
 }
 
 @test "a short write to bind is a failure and is rolled back" {
@@ -304,13 +302,7 @@ probe_refused() {
 	run drvbind "pci/$E1000:vfio-pci"
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: short write; back on e1000"
-	assert_log <<-EOF
-	$E1000_DEV/driver_override vfio-pci -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/vfio-pci/bind $E1000 -> short
-	$E1000_DEV/driver_override \\n -> ok
-	bus/pci/drivers/e1000/bind $E1000 -> ok
-	EOF
+	assert_rollback_log short
 	assert_driver pci "$E1000" e1000
 }
 
@@ -325,7 +317,7 @@ probe_refused() {
 	$E1000_DEV/driver_override \\n -> ok
 	EOF
 	assert_driver pci "$E1000" e1000
-	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
+	override_is "(null)"
 }
 
 @test "a rollback refused by the old driver is reported with its own step and error" {
@@ -334,13 +326,7 @@ probe_refused() {
 	run drvbind "pci/$E1000:vfio-pci"
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; rollback to e1000 failed at bind: I/O error"
-	assert_log <<-EOF
-	$E1000_DEV/driver_override vfio-pci -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/vfio-pci/bind $E1000 -> EINVAL
-	$E1000_DEV/driver_override \\n -> ok
-	bus/pci/drivers/e1000/bind $E1000 -> EIO
-	EOF
+	assert_rollback_log EINVAL EIO
 	assert_driver pci "$E1000" none
 }
 
@@ -360,13 +346,9 @@ probe_refused() {
 }
 
 @test "a device the native driver takes before the bind is unbound from it and bound again" {
-	fake_driver usb usb-storage match=*
-	fake_driver usb uas match=*
-	usb_setup
+	usb_on_storage uas
 	# usb-storage's own probe takes the interface while uas's bind runs
 	probe_first usb uas EBUSY native_bind usb 1-1:1.0 usb-storage
-	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
-	: >"$FAKE/log"
 	run drvbind usb/1-1:1.0:uas
 	[ "$status" -eq 0 ]
 	assert_output_is "drvbind: usb/1-1:1.0: usb-storage -> uas"
@@ -386,7 +368,7 @@ probe_refused() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Resource busy; back on e1000"
 	assert_driver pci "$E1000" e1000
-	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
+	override_is "(null)"
 	[ "$(sed -n 1p "$FAKE/log")" = "$E1000_DEV/driver_override vfio-pci -> ok" ]
 	[ "$(sed -n 2p "$FAKE/log")" = "bus/pci/drivers/e1000/unbind $E1000 -> ok" ]
 	log_has "bus/pci/drivers/vfio-pci/bind $E1000 -> EBUSY"
@@ -395,11 +377,7 @@ probe_refused() {
 }
 
 @test "an unbind answering ENODEV because the device changed hands is looked at again" {
-	fake_driver usb usb-storage match=*
-	fake_driver usb uas match=*
-	usb_setup
-	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
-	: >"$FAKE/log"
+	usb_on_storage uas
 	fake_fault bus/usb/drivers/usb-storage/unbind ENODEV
 	run drvbind usb/1-1:1.0:uas
 	[ "$status" -eq 0 ]
@@ -426,17 +404,13 @@ probe_refused() {
 	bus/pci/drivers/e1000/bind $E1000 -> ok
 	EOF
 	assert_driver pci "$E1000" e1000
-	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = e1000 ]
+	override_is e1000
 }
 
 @test "a dry run writes nothing at all and says what it would do" {
 	pci_setup
-	fake_driver usb usb-storage match=*
-	fake_driver usb uas match=*
-	usb_setup
-	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
+	usb_on_storage uas
 	fake_device pci 0000:00:03.0 override
-	: >"$FAKE/log"
 	run drvbind -n "pci/$E1000:vfio-pci" usb/1-1:1.0:usb-storage \
 		pci/0000:00:03.0:none usb/1-1:none
 	[ "$status" -eq 0 ]
@@ -449,18 +423,15 @@ probe_refused() {
 	assert_log </dev/null
 	assert_driver pci "$E1000" e1000
 	assert_driver usb 1-1:1.0 usb-storage
-	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = "(null)" ]
+	override_is "(null)"
 }
 
 @test "-l lists every device with its driver and a set driver_override" {
 	pci_setup
 	fake_device pci 0000:00:03.0 override
 	echo vfio-pci >"$FAKE/back/devices/pci0000:00/0000:00:03.0/driver_override"
-	fake_driver usb usb-storage match=*
-	usb_setup
-	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
+	usb_on_storage
 	fake_bus platform
-	: >"$FAKE/log"
 	run drvbind -l
 	[ "$status" -eq 0 ]
 	output=$(printf '%s\n' "$output" | LC_ALL=C sort)
@@ -476,9 +447,7 @@ probe_refused() {
 @test "-l BUS lists that bus only" {
 	pci_setup
 	fake_device pci 0000:00:03.0 override
-	fake_driver usb usb-storage match=*
-	usb_setup
-	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
+	usb_on_storage
 	run drvbind -l usb
 	[ "$status" -eq 0 ]
 	output=$(printf '%s\n' "$output" | LC_ALL=C sort)
@@ -499,11 +468,7 @@ probe_refused() {
 	pci_setup match=* probe=EINVAL
 	fake_device pci 0000:00:03.0 vendor=0x8086 device=0x100e override driver=e1000
 	echo 0000:00:03.0 >>"$FAKE/back/bus/pci/drivers/e1000/.fake_match"
-	fake_driver usb usb-storage match=*
-	fake_driver usb uas match=*
-	usb_setup
-	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
-	: >"$FAKE/log"
+	usb_on_storage uas
 	run drvbind usb/1-1:1.0:uas "pci/$E1000:vfio-pci" pci/0000:00:03.0:none
 	[ "$status" -eq 1 ]
 	assert_output_is <<-EOF

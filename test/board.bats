@@ -13,7 +13,6 @@ BOARDS="arm64 armhf"
 
 setup_file() {
 	local a
-	TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 	mkdir -p "$TOP/build/board"
 	: >"$TOP/build/board/run.log"
 	for a in $BOARDS; do
@@ -26,10 +25,6 @@ on() {
 	board=$1
 	QEMU_OUT=$TOP/build/board/$1/out
 	echo "# $1"
-}
-
-setup() {
-	TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 }
 
 @test "the board kernels are the ones linux-image-arm64 and linux-image-armmp depend on, and the image holds the cross build" {

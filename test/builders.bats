@@ -20,11 +20,8 @@
 load qemu/results
 
 setup_file() {
-	TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-	export OUT=$TOP/build/initramfs/out
-	export QEMU_OUT=$OUT
-	mkdir -p "$TOP/build/initramfs"
-	"$TOP/test/initramfs/run.sh" >"$TOP/build/initramfs/run.log" 2>&1
+	boot_all test/initramfs/run.sh build/initramfs
+	export OUT=$QEMU_OUT
 }
 
 # holds IMAGE REGEX: a file of the image matches (lsinitramfs/lsinitrd).

@@ -8,15 +8,6 @@
 
 load helper
 
-# override_is VALUE: the NIC's driver_override now.
-override_is() {
-	local got
-	got=$(cat "$SYS/bus/pci/devices/$E1000/driver_override")
-	[[ $got == "$1" ]] && return 0
-	echo "driver_override: expected '$1', got '$got'"
-	return 1
-}
-
 # gone: the NIC is unplugged, and no driver keeps a link to it.
 gone() {
 	[ ! -e "$SYS/bus/pci/devices/$E1000" ] && [ ! -e "$SYS/$E1000_DEV" ] &&
@@ -113,13 +104,7 @@ drvbind_boot() {
 	run drvbind "pci/$E1000:vfio-pci"
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device; back on e1000"
-	assert_log <<-EOF
-	$E1000_DEV/driver_override vfio-pci -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/vfio-pci/bind $E1000 -> ENODEV
-	$E1000_DEV/driver_override \\n -> ok
-	bus/pci/drivers/e1000/bind $E1000 -> ok
-	EOF
+	assert_rollback_log ENODEV
 	assert_driver pci "$E1000" e1000
 	override_is "(null)"
 }
@@ -130,13 +115,7 @@ drvbind_boot() {
 	run drvbind "pci/$E1000:vfio-pci"
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; back on e1000"
-	assert_log <<-EOF
-	$E1000_DEV/driver_override vfio-pci -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/vfio-pci/bind $E1000 -> ok
-	$E1000_DEV/driver_override \\n -> ok
-	bus/pci/drivers/e1000/bind $E1000 -> ok
-	EOF
+	assert_rollback_log ok
 	assert_driver pci "$E1000" e1000
 	override_is "(null)"
 	[ ! -e "$SYS/bus/pci/drivers/vfio-pci" ]
@@ -166,13 +145,7 @@ drvbind_boot() {
 	run drvbind "pci/$E1000:vfio-pci"
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; rollback to e1000 failed at bind: No such device"
-	assert_log <<-EOF
-	$E1000_DEV/driver_override vfio-pci -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/vfio-pci/bind $E1000 -> ok
-	$E1000_DEV/driver_override \\n -> ok
-	bus/pci/drivers/e1000/bind $E1000 -> ENODEV
-	EOF
+	assert_rollback_log ok ENODEV
 	assert_driver pci "$E1000" none
 	override_is "(null)"
 }
@@ -185,21 +158,13 @@ drvbind_boot() {
 	run drvbind "pci/$E1000:vfio-pci"
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Interrupted system call; back on e1000"
-	assert_log <<-EOF
-	$E1000_DEV/driver_override vfio-pci -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/vfio-pci/bind $E1000 -> EINTR
-	$E1000_DEV/driver_override \\n -> ok
-	bus/pci/drivers/e1000/bind $E1000 -> ok
-	EOF
+	assert_rollback_log EINTR
 	assert_driver pci "$E1000" e1000
 	override_is "(null)"
 }
 
 @test "EIO on new_id is reported as the new_id step and rolled back" {
-	fake_driver pci e1000 "match=$E1000"
-	fake_driver pci pci-stub new_id
-	fake_device pci "$E1000" vendor=0x8086 device=0x100e driver=e1000
+	pci_new_id_setup
 	fake_fault bus/pci/drivers/pci-stub/new_id EIO
 	run drvbind "pci/$E1000:pci-stub"
 	[ "$status" -eq 1 ]
@@ -214,9 +179,7 @@ drvbind_boot() {
 }
 
 @test "EIO on remove_id is a warning: the device stays on the driver it was taught" {
-	fake_driver pci e1000 "match=$E1000"
-	fake_driver pci pci-stub new_id
-	fake_device pci "$E1000" vendor=0x8086 device=0x100e driver=e1000
+	pci_new_id_setup
 	fake_fault bus/pci/drivers/pci-stub/remove_id EIO
 	run drvbind "pci/$E1000:pci-stub"
 	[ "$status" -eq 0 ]
@@ -265,10 +228,7 @@ drvbind_boot() {
 	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
 	grep -q ' socket(AF_NETLINK, .* = -1 EMFILE .*(INJECTED)' "$FAKE/trace"
 	assert_driver pci "$E1000" pci-stub
-	assert_log <<-EOF
-	$E1000_DEV/driver_override pci-stub -> ok
-	bus/pci/drivers/pci-stub/bind $E1000 -> ok
-	EOF
+	assert_log <<<"$UNBOUND_TO_STUB"
 }
 
 @test "a uevent socket that overflows (ENOBUFS) while a device appears: the look at every rule after it still moves the device" {
@@ -288,9 +248,7 @@ drvbind_boot() {
 # ---- /dev/kmsg ----
 
 @test "at boot the lines go to /dev/kmsg with their priority and to stderr" {
-	fake_driver pci e1000 "match=$E1000"
-	fake_driver pci pci-stub match=*
-	fake_device pci "$E1000" driver=e1000 override
+	pci_stub_setup
 	fake_cmdline "drvbind=$E1000:pci-stub drvbind=e1000"
 	: >"$FAKE/kmsg"
 	run drvbind_boot "mount --bind '$FAKE/kmsg' /dev/kmsg" -t 0
@@ -308,9 +266,7 @@ drvbind_boot() {
 }
 
 @test "at boot without /dev/kmsg, or with it read-only, every line still reaches stderr" {
-	fake_driver pci e1000 "match=$E1000"
-	fake_driver pci pci-stub match=*
-	fake_device pci "$E1000" driver=e1000 override
+	pci_stub_setup
 	fake_cmdline "drvbind=$E1000:pci-stub drvbind=e1000"
 	run drvbind_boot "mount -t tmpfs none /dev" -t 0
 	[ "$status" -eq 1 ]

@@ -363,6 +363,42 @@ pci_setup() {
 	fake_device pci "$E1000" vendor=0x8086 device=0x100e override driver=e1000
 }
 
+# The NIC on PCI before 3.16, which had no driver_override: only the id
+# table decides, so pci-stub beside it has to be taught the ids by new_id.
+pci_new_id_setup() {
+	fake_driver pci e1000 "match=$E1000"
+	fake_driver pci pci-stub new_id
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e driver=e1000
+}
+
+# The NIC on e1000 that people move to pci-stub, beside it; PCI has
+# driver_override, so the override is written first. Both drivers take
+# any device, so only the override keeps the NIC off e1000.
+pci_stub_setup() {
+	fake_driver pci e1000 'match=*'
+	fake_driver pci pci-stub 'match=*'
+	fake_device pci "$E1000" driver=e1000 override
+}
+
+# A PnP serial port that a parallel-port driver may also claim; PnP has
+# no driver_override.
+pnp_setup() {
+	fake_driver pnp serial 'match=*'
+	fake_driver pnp parport_pc 'match=*'
+	fake_device pnp 00:05 driver=serial
+}
+
+# The moves most rules make, as the write log shows them: the NIC off
+# e1000 to pci-stub (pci_stub_setup), the NIC with no driver to pci-stub,
+# and pnp_setup's port off serial to parport_pc.
+E1000_TO_STUB="$E1000_DEV/driver_override pci-stub -> ok
+bus/pci/drivers/e1000/unbind $E1000 -> ok
+bus/pci/drivers/pci-stub/bind $E1000 -> ok"
+UNBOUND_TO_STUB="$E1000_DEV/driver_override pci-stub -> ok
+bus/pci/drivers/pci-stub/bind $E1000 -> ok"
+SERIAL_TO_PARPORT="bus/pnp/drivers/serial/unbind 00:05 -> ok
+bus/pnp/drivers/parport_pc/bind 00:05 -> ok"
+
 # Assertions print expected and actual on failure.
 
 # assert_driver B ID D|none: the driver link and its reverse, in the
@@ -415,6 +451,31 @@ assert_log() {
 		diff -u <(printf '%s\n' "$want") "$FAKE/log" | tail -n +3
 		return 1
 	fi
+}
+
+# assert_rollback_log BIND [REBIND]: the whole write log of a move of
+# pci_setup's NIC to vfio-pci whose bind answered BIND, and of the
+# rollback after it: the override cleared, then e1000's bind, which
+# answered REBIND (ok when not given). So many faults end this way that
+# each test names only the answers that differ.
+assert_rollback_log() {
+	assert_log <<-EOF
+	$E1000_DEV/driver_override vfio-pci -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/vfio-pci/bind $E1000 -> $1
+	$E1000_DEV/driver_override \\n -> ok
+	bus/pci/drivers/e1000/bind $E1000 -> ${2:-ok}
+	EOF
+}
+
+# override_is VALUE: the NIC's driver_override now, which a move leaves
+# set and a rollback clears, read back through the mount.
+override_is() {
+	local got
+	got=$(cat "$SYS/bus/pci/devices/$E1000/driver_override")
+	[[ $got == "$1" ]] && return 0
+	echo "driver_override: expected '$1', got '$got'"
+	return 1
 }
 
 # log_has LINE: one exact line in the write log

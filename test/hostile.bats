@@ -12,17 +12,9 @@ load helper
 # The NIC of the good rule, and a serial port that a hostile rule names.
 setup() {
 	fake_setup || return 1
-	fake_driver pci e1000 'match=*'
-	fake_driver pci pci-stub 'match=*'
-	fake_device pci "$E1000" driver=e1000 override
-	fake_driver pnp serial 'match=*'
-	fake_driver pnp parport_pc 'match=*'
-	fake_device pnp 00:05 driver=serial
+	pci_stub_setup
+	pnp_setup
 }
-
-GOOD_LOG="$E1000_DEV/driver_override pci-stub -> ok
-bus/pci/drivers/e1000/unbind $E1000 -> ok
-bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 
 # drvbind under strace: every call that names a file goes to $FAKE/trace.
 traced() {
@@ -97,7 +89,7 @@ assert_confined() {
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	EOF
 	assert_driver pci "$E1000" pci-stub
-	assert_log <<<"$GOOD_LOG"
+	assert_log <<<"$E1000_TO_STUB"
 	assert_confined
 }
 
@@ -112,7 +104,7 @@ assert_confined() {
 	EOF
 	assert_driver pci "$E1000" pci-stub
 	assert_driver pnp 00:05 serial
-	assert_log <<<"$GOOD_LOG"
+	assert_log <<<"$E1000_TO_STUB"
 	assert_confined
 }
 
@@ -133,7 +125,7 @@ assert_confined() {
 	# nothing but printable ASCII reaches the terminal
 	[ -z "$(LC_ALL=C tr -d '\n -~' <<<"$output")" ]
 	assert_driver pnp 00:05 serial
-	assert_log <<<"$GOOD_LOG"
+	assert_log <<<"$E1000_TO_STUB"
 	assert_confined
 }
 
@@ -149,7 +141,7 @@ assert_confined() {
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	drvbind: 0000:00:09.0: device not found (waited 0 s)
 	EOF
-	assert_log <<<"$GOOD_LOG"
+	assert_log <<<"$E1000_TO_STUB"
 	assert_confined
 }
 
@@ -170,9 +162,8 @@ assert_confined() {
 	EOF
 	assert_driver pnp 00:05 parport_pc
 	assert_log <<-EOF
-	$GOOD_LOG
-	bus/pnp/drivers/serial/unbind 00:05 -> ok
-	bus/pnp/drivers/parport_pc/bind 00:05 -> ok
+	$E1000_TO_STUB
+	$SERIAL_TO_PARPORT
 	EOF
 	assert_confined
 }
@@ -192,7 +183,7 @@ assert_confined() {
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	EOF
 	assert_driver pnp 00:05 serial
-	assert_log <<<"$GOOD_LOG"
+	assert_log <<<"$E1000_TO_STUB"
 	assert_confined
 }
 
@@ -216,7 +207,7 @@ assert_confined() {
 	[[ ${lines[0]} == 'drvbind: bad rule "0000:10:07.7:pci-stub": more than 64 rules' ]]
 	grep -qx "drvbind: pci/$E1000: e1000 -> pci-stub" <<<"$output"
 	assert_driver pci "$E1000" pci-stub
-	assert_log <<<"$GOOD_LOG"
+	assert_log <<<"$E1000_TO_STUB"
 	assert_confined
 }
 
@@ -231,7 +222,7 @@ assert_confined() {
 	drvbind: bad "drvbind.timeout"="0x10": not a whole number of seconds
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	EOF
-	assert_log <<<"$GOOD_LOG"
+	assert_log <<<"$E1000_TO_STUB"
 	assert_confined
 	run traced -t 18446744073709551616 "$E1000:e1000"
 	[ "$status" -eq 2 ]
@@ -241,6 +232,6 @@ assert_confined() {
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "drvbind: -t: not a whole number of seconds" ]
 	assert_driver pci "$E1000" pci-stub
-	assert_log <<<"$GOOD_LOG"
+	assert_log <<<"$E1000_TO_STUB"
 	assert_confined
 }

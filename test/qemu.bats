@@ -20,15 +20,11 @@
 load qemu/results
 
 setup_file() {
-	TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
-	export QEMU_OUT=$TOP/build/qemu/out
-	mkdir -p "$TOP/build/qemu"
 	# fetches the kernel on first use, builds the initramfs, boots
-	"$TOP/test/qemu/run.sh" >"$TOP/build/qemu/run.log" 2>&1
+	boot_all test/qemu/run.sh build/qemu
 }
 
 @test "the kernel is the one linux-image-amd64 depends on, unpacked once into build/qemu and reused" {
-	TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 	pkg=$(apt-cache depends linux-image-amd64 | awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }')
 	is kver "linux-image-$(cat "$TOP/build/qemu/kver")" "$pkg"
 	kver=$(cat "$TOP/build/qemu/kver")
@@ -215,7 +211,6 @@ setup_file() {
 # was handed (init.* lines) before it touches anything.
 
 @test "the prepend image goes in front of another initramfs: the kernel runs /sbin/drvbind from it as PID 1, then that image's /init" {
-	TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 	# drvbind is in the prepend image only
 	cpio -it <"$TOP/build/drvbind.cpio" 2>/dev/null | grep -qx sbin/drvbind
 	! cpio -it <"$TOP/build/qemu/test.cpio" 2>/dev/null | grep -q drvbind

@@ -5,31 +5,26 @@
 
 load helper
 
-# The Intel NIC on e1000 that people move to pci-stub; PCI has
-# driver_override, so the override is written first.
-pci_tree() {
-	fake_driver pci e1000 'match=*'
-	fake_driver pci pci-stub 'match=*'
-	fake_device pci "$E1000" driver=e1000 override
+# The NIC on pci-stub and the port on parport_pc, each moved once and
+# said once: how the tests of rules that replace earlier ones for the
+# same devices all end.
+assert_nic_and_port_moved() {
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	drvbind: pnp/00:05: serial -> parport_pc
+	EOF
+	assert_driver pci "$E1000" pci-stub
+	assert_driver pnp 00:05 parport_pc
+	assert_log <<-EOF
+	$E1000_TO_STUB
+	$SERIAL_TO_PARPORT
+	EOF
 }
-
-# A PnP serial port that a parallel-port driver may also claim; PnP has
-# no driver_override.
-pnp_tree() {
-	fake_driver pnp serial 'match=*'
-	fake_driver pnp parport_pc 'match=*'
-	fake_device pnp 00:05 driver=serial
-}
-
-# The moves of pci_tree's NIC to pci-stub, as the write log shows them.
-E1000_TO_STUB="$E1000_DEV/driver_override pci-stub -> ok
-bus/pci/drivers/e1000/unbind $E1000 -> ok
-bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 
 # ---- bus id shapes ----
 
 @test "a PCI device named without its bus is found on pci and moved" {
-	pci_tree
+	pci_stub_setup
 	run drvbind -t 0 "$E1000:pci-stub"
 	[ "$status" -eq 0 ]
 	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub"
@@ -80,7 +75,7 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 	fake_driver platform sdhci-iproc 'match=*'
 	fake_driver platform dw_mmc 'match=*'
 	fake_device platform fe300000.mmc driver=sdhci-iproc override
-	pnp_tree
+	pnp_setup
 	fake_driver spi mcp251x 'match=*'
 	fake_driver spi spidev 'match=*'
 	fake_device spi spi0.0 path=platform/soc/spi0 driver=mcp251x override
@@ -107,7 +102,7 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 }
 
 @test "a rule naming a bus looks for the device on that bus only" {
-	pci_tree
+	pci_stub_setup
 	fake_bus usb
 	run drvbind -t 0 "usb/$E1000:pci-stub"
 	[ "$status" -eq 1 ]
@@ -117,7 +112,7 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 }
 
 @test "a bus id on two buses is refused naming both, and a rule naming the bus still works" {
-	pnp_tree
+	pnp_setup
 	fake_driver platform serial8250 'match=*'
 	fake_device platform 00:05 driver=serial8250 override
 	local t0=$SECONDS
@@ -131,14 +126,11 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 	assert_output_is "drvbind: pnp/00:05: serial -> parport_pc"
 	assert_driver pnp 00:05 parport_pc
 	assert_driver platform 00:05 serial8250
-	assert_log <<-EOF
-	bus/pnp/drivers/serial/unbind 00:05 -> ok
-	bus/pnp/drivers/parport_pc/bind 00:05 -> ok
-	EOF
+	assert_log <<<"$SERIAL_TO_PARPORT"
 }
 
 @test "rules naming two buses for the same bus id are two rules, not one replacing the other" {
-	pnp_tree
+	pnp_setup
 	fake_driver platform serial8250 'match=*'
 	fake_device platform 00:05 driver=serial8250 override
 	run drvbind -t 0 pnp/00:05:parport_pc platform/00:05:none
@@ -203,7 +195,7 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 # ---- the kernel command line ----
 
 @test "drvbind= is found among other parameters separated by spaces and tabs" {
-	pci_tree
+	pci_stub_setup
 	printf 'BOOT_IMAGE=/vmlinuz-6.1.0\troot=/dev/sda1 ro  \t drvbind=%s:pci-stub\tquiet splash\n' \
 		"$E1000" >"$FAKE/cmdline"
 	run drvbind -t 0
@@ -214,7 +206,7 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 }
 
 @test "drvbind= inside another parameter's quoted value is not a rule" {
-	pci_tree
+	pci_stub_setup
 	fake_cmdline "dyndbg=\"file drvbind.c drvbind=$E1000:pci-stub +p\" drvbind.timeout=0 ro"
 	run drvbind
 	[ "$status" -eq 0 ]
@@ -224,22 +216,19 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 }
 
 @test "drvbind= after a bare -- belongs to init and is ignored" {
-	pci_tree
-	pnp_tree
+	pci_stub_setup
+	pnp_setup
 	fake_cmdline "ro drvbind=pnp/00:05:parport_pc -- single drvbind=$E1000:pci-stub drvbind=bogus"
 	run drvbind -t 0
 	[ "$status" -eq 0 ]
 	assert_output_is "drvbind: pnp/00:05: serial -> parport_pc"
 	assert_driver pnp 00:05 parport_pc
 	assert_driver pci "$E1000" e1000
-	assert_log <<-EOF
-	bus/pnp/drivers/serial/unbind 00:05 -> ok
-	bus/pnp/drivers/parport_pc/bind 00:05 -> ok
-	EOF
+	assert_log <<<"$SERIAL_TO_PARPORT"
 }
 
 @test "drvbind without '=' is an empty rule, and the rules beside it still apply" {
-	pci_tree
+	pci_stub_setup
 	fake_cmdline "drvbind ro drvbind=$E1000:pci-stub"
 	run drvbind -t 0
 	[ "$status" -eq 1 ]
@@ -252,46 +241,26 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 }
 
 @test "every drvbind= applies, and a later one for the same device replaces the earlier" {
-	pci_tree
-	pnp_tree
+	pci_stub_setup
+	pnp_setup
 	fake_cmdline "drvbind=$E1000:none drvbind=pnp/00:05:parport_pc drvbind=$E1000:pci-stub"
 	run drvbind -t 0
 	[ "$status" -eq 0 ]
-	assert_output_is <<-EOF
-	drvbind: pci/$E1000: e1000 -> pci-stub
-	drvbind: pnp/00:05: serial -> parport_pc
-	EOF
-	assert_driver pci "$E1000" pci-stub
-	assert_driver pnp 00:05 parport_pc
-	assert_log <<-EOF
-	$E1000_TO_STUB
-	bus/pnp/drivers/serial/unbind 00:05 -> ok
-	bus/pnp/drivers/parport_pc/bind 00:05 -> ok
-	EOF
+	assert_nic_and_port_moved
 }
 
 @test "a rule naming the bus replaces an earlier one without it for the same device, and the other way round" {
-	pci_tree
-	pnp_tree
+	pci_stub_setup
+	pnp_setup
 	fake_cmdline "drvbind=$E1000:none drvbind=pci/$E1000:pci-stub drvbind=pnp/00:05:none drvbind=00:05:parport_pc"
 	run drvbind -t 0
 	[ "$status" -eq 0 ]
-	assert_output_is <<-EOF
-	drvbind: pci/$E1000: e1000 -> pci-stub
-	drvbind: pnp/00:05: serial -> parport_pc
-	EOF
-	assert_driver pci "$E1000" pci-stub
-	assert_driver pnp 00:05 parport_pc
-	assert_log <<-EOF
-	$E1000_TO_STUB
-	bus/pnp/drivers/serial/unbind 00:05 -> ok
-	bus/pnp/drivers/parport_pc/bind 00:05 -> ok
-	EOF
+	assert_nic_and_port_moved
 }
 
 @test "a NUL byte in the command-line file ends it: what follows is ignored" {
-	pci_tree
-	pnp_tree
+	pci_stub_setup
+	pnp_setup
 	printf 'drvbind=%s:pci-stub\0drvbind=pnp/00:05:parport_pc\n' "$E1000" >"$FAKE/cmdline"
 	run drvbind -t 0
 	[ "$status" -eq 0 ]
@@ -306,8 +275,8 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 
 @test "a command-line file of 4096 bytes is read and one byte more is refused whole" {
 	local rule="drvbind=$E1000:pci-stub"
-	pci_tree
-	pnp_tree
+	pci_stub_setup
+	pnp_setup
 	# a rule at the very end of the largest command line accepted
 	{ head -c $((4096 - ${#rule} - 2)) /dev/zero | tr '\0' x; printf ' %s\n' "$rule"; } >"$FAKE/cmdline"
 	[ "$(wc -c <"$FAKE/cmdline")" -eq 4096 ]
@@ -329,14 +298,13 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 	assert_driver pnp 00:05 parport_pc
 	assert_log <<-EOF
 	$E1000_TO_STUB
-	bus/pnp/drivers/serial/unbind 00:05 -> ok
-	bus/pnp/drivers/parport_pc/bind 00:05 -> ok
+	$SERIAL_TO_PARPORT
 	EOF
 }
 
 @test "rules given as arguments ignore the command-line file and the config file" {
-	pci_tree
-	pnp_tree
+	pci_stub_setup
+	pnp_setup
 	fake_cmdline "drvbind=$E1000:pci-stub drvbind.timeout=abc drvbind.foo=1"
 	fake_conf "$E1000:none" 'bad rule'
 	run drvbind -t 0 pnp/00:05:parport_pc
@@ -344,17 +312,14 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 	assert_output_is "drvbind: pnp/00:05: serial -> parport_pc"
 	assert_driver pci "$E1000" e1000
 	assert_driver pnp 00:05 parport_pc
-	assert_log <<-EOF
-	bus/pnp/drivers/serial/unbind 00:05 -> ok
-	bus/pnp/drivers/parport_pc/bind 00:05 -> ok
-	EOF
+	assert_log <<<"$SERIAL_TO_PARPORT"
 }
 
 # ---- the config file ----
 
 @test "the config file takes one rule a line, comments, the drvbind= form and drvbind.timeout=" {
-	pci_tree
-	pnp_tree
+	pci_stub_setup
+	pnp_setup
 	fake_driver usb 'RSI-USB WLAN' match=1-1:1.0
 	fake_device usb 1-1 idVendor=1618 idProduct=9113
 	fake_device usb 1-1:1.0 parent=1-1 class=ff
@@ -381,16 +346,15 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 	assert_driver usb 1-1:1.0 'RSI-USB WLAN'
 	assert_log <<-EOF
 	$E1000_TO_STUB
-	bus/pnp/drivers/serial/unbind 00:05 -> ok
-	bus/pnp/drivers/parport_pc/bind 00:05 -> ok
+	$SERIAL_TO_PARPORT
 	bus/usb/drivers/RSI-USB WLAN/bind 1-1:1.0 -> ok
 	EOF
 }
 
 @test "a command-line rule wins over a config-file rule for the same device" {
-	pci_tree
+	pci_stub_setup
 	fake_conf "$E1000:none" "drvbind=pnp/00:05:none"
-	pnp_tree
+	pnp_setup
 	fake_cmdline "drvbind=pnp/00:05:parport_pc drvbind=$E1000:pci-stub"
 	run drvbind -t 0
 	[ "$status" -eq 0 ]
@@ -403,7 +367,7 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 }
 
 @test "a bad line of the config file is named by file and line, and the other lines apply" {
-	pci_tree
+	pci_stub_setup
 	fake_conf '# first' "$E1000:pci-stub" 'no-colon-here' 'drvbind.foo=1'
 	run drvbind -t 0
 	[ "$status" -eq 1 ]
@@ -419,7 +383,7 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 # ---- malformed rules ----
 
 @test "empty rules and rules with an empty part are refused by name, the good rule still applies" {
-	pci_tree
+	pci_stub_setup
 	run drvbind -t 0 '' 'pci-stub' ":pci-stub" "pci/:pci-stub" "$E1000:" "/$E1000:pci-stub" \
 		"$E1000:pci-stub"
 	[ "$status" -eq 1 ]
@@ -437,7 +401,7 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 }
 
 @test "names that would leave their directory are refused, the good rule still applies" {
-	pci_tree
+	pci_stub_setup
 	run drvbind -t 0 "pci/0000:00/02.0:pci-stub" "$E1000:../../../../devices" \
 		"../pci/$E1000:pci-stub" ".:pci-stub" "$E1000:pci\"stub" "$E1000:pci-stub"
 	[ "$status" -eq 1 ]
@@ -454,7 +418,7 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 }
 
 @test "control characters and non-ASCII bytes are refused and shown escaped, the good rule still applies" {
-	pci_tree
+	pci_stub_setup
 	run drvbind -t 0 $'0000:00:02.0\t:pci-stub' $'0000:00:02.0:pci-stub\e[2J' \
 		$'0000:00:02.0:pci-st\xc3\xbcb' $'pci\x7f/0000:00:02.0:pci-stub' $'a\\b\x01:x' "$E1000:pci-stub"
 	[ "$status" -eq 1 ]
@@ -476,7 +440,7 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 	d128=${d127}d
 	b128=$(printf 'b%.0s' {1..128})
 	long=$(printf 'x%.0s' {1..385})
-	pci_tree
+	pci_stub_setup
 	fake_driver pci "$d127" 'match=*'
 	run drvbind -t 0 "$E1000:$d128" "$d128:pci-stub" "$b128/$E1000:pci-stub" "$long" \
 		"$E1000:$d127"
@@ -530,7 +494,7 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 # ---- other parameters ----
 
 @test "bad drvbind.timeout= values are reported and the value before them is kept" {
-	pci_tree
+	pci_stub_setup
 	fake_cmdline "drvbind.timeout=0 drvbind.timeout=abc drvbind.timeout=99999999999999999999 drvbind.timeout=-1 drvbind.timeout= drvbind.timeout=86401 drvbind=0000:00:09.0:pci-stub drvbind=$E1000:pci-stub"
 	run drvbind
 	[ "$status" -eq 1 ]
@@ -561,7 +525,7 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 }
 
 @test "an unknown drvbind. parameter is reported and the rules still apply" {
-	pci_tree
+	pci_stub_setup
 	fake_cmdline "drvbind.foo=1 drvbind=$E1000:pci-stub drvbindx=1 drvbind.bar"
 	run drvbind -t 0
 	[ "$status" -eq 1 ]

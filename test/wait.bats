@@ -63,6 +63,13 @@ interface_appears_then_probed() {
 	fake_probe usb 1-1:1.0
 }
 
+# The writes for a device held for pci-stub, which never came: the
+# override set, then at the deadline cleared and the kernel asked to
+# probe, so that its native driver, if any, takes it back.
+HELD_THEN_RELEASED="$E1000_DEV/driver_override pci-stub -> ok
+$E1000_DEV/driver_override \\n -> ok
+bus/pci/drivers_probe $E1000 -> ok"
+
 # drvbind without -m: the command line alone says which modprobe runs.
 drvbind_no_m() {
 	fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" "$@"
@@ -75,10 +82,7 @@ drvbind_no_m() {
 	[ "$status" -eq 0 ]
 	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
 	assert_driver pci "$E1000" pci-stub
-	assert_log <<-EOF
-	$E1000_DEV/driver_override pci-stub -> ok
-	bus/pci/drivers/pci-stub/bind $E1000 -> ok
-	EOF
+	assert_log <<<"$UNBOUND_TO_STUB"
 }
 
 @test "with -v the add uevent is shown before the move it woke" {
@@ -112,7 +116,7 @@ drvbind_no_m() {
 	run cat "$FAKE/override.seen"
 	assert_output_is 'pci-stub'
 	assert_driver pci "$E1000" pci-stub
-	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = pci-stub ]
+	override_is pci-stub
 	assert_log <<-EOF
 	$E1000_DEV/driver_override pci-stub -> ok
 	$E1000_DEV/driver_override pci-stub -> ok
@@ -151,7 +155,7 @@ drvbind_no_m() {
 	run cat "$FAKE/override.seen"
 	assert_output_is 'pci-stub'
 	assert_driver pci "$E1000" pci-stub
-	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = pci-stub ]
+	override_is pci-stub
 }
 
 @test "-m '' runs no modprobe for a missing driver" {
@@ -203,10 +207,7 @@ drvbind_no_m() {
 	drvbind: pci/0000:00:0a.0: device not found (waited 1 s)
 	EOF
 	assert_driver pci "$E1000" pci-stub
-	assert_log <<-EOF
-	$E1000_DEV/driver_override pci-stub -> ok
-	bus/pci/drivers/pci-stub/bind $E1000 -> ok
-	EOF
+	assert_log <<<"$UNBOUND_TO_STUB"
 }
 
 @test "a driver that never appears: the held override is cleared and drivers_probe gives the device its native driver back" {
@@ -215,12 +216,8 @@ drvbind_no_m() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: driver pci-stub not found; now on e1000 (waited 1 s)"
 	assert_driver pci "$E1000" e1000
-	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = '(null)' ]
-	assert_log <<-EOF
-	$E1000_DEV/driver_override pci-stub -> ok
-	$E1000_DEV/driver_override \\n -> ok
-	bus/pci/drivers_probe $E1000 -> ok
-	EOF
+	override_is '(null)'
+	assert_log <<<"$HELD_THEN_RELEASED"
 }
 
 @test "a new device that bind refuses with ENODEV, as PCI does until the bus has added it, is bound on the next look" {
@@ -262,7 +259,7 @@ drvbind_no_m() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: none -> pci-stub failed at bind: No such device; left unbound"
 	assert_driver pci "$E1000" none
-	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = '(null)' ]
+	override_is '(null)'
 	# the rollback of a held device: override cleared, the kernel asked to probe
 	run tail -n 2 "$FAKE/log"
 	assert_output_is <<-EOF
@@ -277,12 +274,8 @@ drvbind_no_m() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: driver pci-stub not found; now unbound (waited 1 s)"
 	assert_driver pci "$E1000" none
-	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = '(null)' ]
-	assert_log <<-EOF
-	$E1000_DEV/driver_override pci-stub -> ok
-	$E1000_DEV/driver_override \\n -> ok
-	bus/pci/drivers_probe $E1000 -> ok
-	EOF
+	override_is '(null)'
+	assert_log <<<"$HELD_THEN_RELEASED"
 }
 
 @test "a driver that never appears leaves a bound device untouched on its driver" {
@@ -291,7 +284,7 @@ drvbind_no_m() {
 	[ "$status" -eq 1 ]
 	assert_output_is "drvbind: pci/$E1000: driver pci-stub not found; stays on e1000 (waited 1 s)"
 	assert_driver pci "$E1000" e1000
-	[ "$(cat "$SYS/bus/pci/devices/$E1000/driver_override")" = '(null)' ]
+	override_is '(null)'
 	assert_log </dev/null
 	run cat "$FAKE/modprobe.log"
 	assert_output_is 'modprobe -q -- pci-stub'
@@ -322,10 +315,7 @@ drvbind_no_m() {
 	drvbind: pci/0000:00:09.0: device not found (waited 0 s)
 	EOF
 	assert_driver pci "$E1000" pci-stub
-	assert_log <<-EOF
-	$E1000_DEV/driver_override pci-stub -> ok
-	bus/pci/drivers/pci-stub/bind $E1000 -> ok
-	EOF
+	assert_log <<<"$UNBOUND_TO_STUB"
 }
 
 @test "drvbind.timeout= on the command line is honoured" {
@@ -406,10 +396,7 @@ drvbind_no_m() {
 	drvbind: pci/$E1000: none -> pci-stub
 	EOF
 	[ ! -s "$FAKE/bg.out" ]
-	assert_log <<-EOF
-	$E1000_DEV/driver_override pci-stub -> ok
-	bus/pci/drivers/pci-stub/bind $E1000 -> ok
-	EOF
+	assert_log <<<"$UNBOUND_TO_STUB"
 }
 
 @test "in the background what is present is applied before the parent returns" {
@@ -454,8 +441,5 @@ drvbind_no_m() {
 	[[ $output == *"drvbind: uevent add /devices/virtual/misc/noise0"* ]]
 	[[ $(tail -n 1 <<<"$output") == "drvbind: pci/$E1000: none -> pci-stub" ]]
 	assert_driver pci "$E1000" pci-stub
-	assert_log <<-EOF
-	$E1000_DEV/driver_override pci-stub -> ok
-	bus/pci/drivers/pci-stub/bind $E1000 -> ok
-	EOF
+	assert_log <<<"$UNBOUND_TO_STUB"
 }

@@ -2,6 +2,18 @@
 # (test/qemu.bats, test/board.bats, test/builders.bats). Each check says
 # what it found when it fails.
 
+TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+
+# boot_all SCRIPT DIR: setup_file's one run of SCRIPT (a path below the
+# top), which boots every guest the file's tests read; its own output goes
+# to DIR/run.log, the guests' reports to DIR/out, where the checks below
+# read them.
+boot_all() {
+	export QEMU_OUT=$TOP/$2/out
+	mkdir -p "$TOP/$2"
+	"$TOP/$1" >"$TOP/$2/run.log" 2>&1
+}
+
 # booted BOOT: the guest ran its scenario to the end.
 booted() {
 	local d=$QEMU_OUT/$1

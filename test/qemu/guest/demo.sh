@@ -9,9 +9,16 @@ settle usb 2-1:1.0
 
 # show BUS DEV WHAT: one line, the device and its driver now.
 show() {
-	local d=/sys/bus/$1/devices/$2 drv=none
-	[ -L "$d/driver" ] && drv=$(readlink "$d/driver") && drv=${drv##*/}
-	say "$(printf '  %-18s %-34s driver: %s' "$1/$2" "$3" "$drv")"
+	say "$(printf '  %-18s %-34s driver: %s' "$1/$2" "$3" "$(driver_of "$1" "$2")")"
+}
+
+# show_both TITLE: the table of both devices under TITLE, as it stands
+# before drvbind runs and after.
+show_both() {
+	say "$1"
+	show pci 0000:00:05.0 "$nic"
+	show usb 2-1:1.0 "$stick"
+	say ""
 }
 
 # What each device is, from sysfs: PCI ids, the stick's product string.
@@ -27,21 +34,13 @@ for arg in $(cat /proc/cmdline); do
 done
 say "Kernel command line rules:$rules"
 say ""
-say "Before drvbind:"
-show pci 0000:00:05.0 "$nic"
-show usb 2-1:1.0 "$stick"
-say ""
+show_both "Before drvbind:"
 dmesg -c >/dev/null
 t0=$(now_ms)
 drvbind 2>/tmp/demo.err
 st=$?
 say "$ drvbind      (exit status $st, $(($(now_ms) - t0)) ms)"
 say ""
-say "After drvbind:"
-show pci 0000:00:05.0 "$nic"
-show usb 2-1:1.0 "$stick"
-say ""
+show_both "After drvbind:"
 say "Kernel log while it ran (dmesg):"
-dmesg | while IFS= read -r l; do
-	say "  $l"
-done
+dmesg | say_lines "  "

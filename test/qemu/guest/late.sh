@@ -13,6 +13,31 @@
 #            function are for vfio-pci
 # The ones with argument rules have modprobe off, so the one request of
 # `late` can be counted.
+
+# beside NAME ARG...: drvbind ARG... in the background beside `late`, on
+# its own clock from t0, as it may end while `late` still runs; expire
+# and pair are two of these.
+beside() {
+	local name="$1"
+	shift
+	(
+		drvbind "$@" 2>"/tmp/$name.err"
+		echo "$? $(($(now_ms) - t0))" >"/tmp/$name.end"
+	) &
+	echo $! >"/tmp/$name.pid"
+}
+
+# report_beside NAME: once the run beside has ended, its exit status, its
+# time and its messages, as finish reports them for `late`.
+report_beside() {
+	local st ms
+	wait "$(cat "/tmp/$1.pid")"
+	read -r st ms <"/tmp/$1.end"
+	say "$1.status $st"
+	say "$1.ms $ms"
+	say_lines "$1.stderr " <"/tmp/$1.err"
+}
+
 load usb-storage
 start late -v
 
@@ -21,18 +46,8 @@ drvbind -b -v -t 30 -m '' 0000:00:06.0:pci-stub 2>/tmp/bg.err
 say "bg.status $?"
 say "bg.ms $(($(now_ms) - t0))"
 
-# its own clock: it may end while `late` is still running
-(
-	drvbind -t 4 -v -m '' 0000:00:07.0:vfio-pci 2>/tmp/expire.err
-	echo "$? $(($(now_ms) - t0))" >/tmp/expire.end
-) &
-expire_pid=$!
-
-(
-	drvbind -t 10 -v -m '' 0000:00:0a.0:pci-stub 0000:00:0b.0:pci-stub 2>/tmp/pair.err
-	echo "$? $(($(now_ms) - t0))" >/tmp/pair.end
-) &
-pair_pid=$!
+beside expire -t 4 -v -m '' 0000:00:07.0:vfio-pci
+beside pair -t 10 -v -m '' 0000:00:0a.0:pci-stub 0000:00:0b.0:pci-stub
 
 sleep 1
 say "late.e1000_ms $(($(now_ms) - run_t0))"
@@ -50,22 +65,10 @@ finish
 link late pci 0000:00:05.0
 link late usb 2-1:1.0
 
-wait "$expire_pid"
-read -r st ms </tmp/expire.end
-say "expire.status $st"
-say "expire.ms $ms"
-while IFS= read -r l; do
-	say "expire.stderr $l"
-done </tmp/expire.err
+report_beside expire
 link expire pci 0000:00:07.0
 
-wait "$pair_pid"
-read -r st ms </tmp/pair.end
-say "pair.status $st"
-say "pair.ms $ms"
-while IFS= read -r l; do
-	say "pair.stderr $l"
-done </tmp/pair.err
+report_beside pair
 link pair pci 0000:00:0a.0
 link pair pci 0000:00:0b.0
 
@@ -76,7 +79,5 @@ while pidof drvbind >/dev/null && [ $i -lt 50 ]; do
 	i=$((i + 1))
 done
 say "bg.child $(pidof drvbind >/dev/null && echo running || echo gone)"
-while IFS= read -r l; do
-	say "bg.stderr $l"
-done </tmp/bg.err
+say_lines "bg.stderr " </tmp/bg.err
 link bg pci 0000:00:06.0

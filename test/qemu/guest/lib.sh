@@ -4,6 +4,33 @@ say() {
 	printf '%s\n' "$*" >&3
 }
 
+# say_lines PREFIX: each line read from stdin said with PREFIX in front;
+# every report of a run's messages, kernel log and modprobe calls is one.
+say_lines() {
+	local l
+	while IFS= read -r l; do
+		say "$1$l"
+	done
+}
+
+# kernel_log: dmesg with each line's priority (<facility*8+level>) kept
+# and its timestamp dropped, so that reports compare between boots.
+kernel_log() {
+	dmesg -r | sed 's/^\(<[0-9]*>\)\[[^]]*\] */\1/'
+}
+
+# driver_of BUS DEV: the name of the driver that holds the device now,
+# or none; the reports and the demo's table both say it.
+driver_of() {
+	local l="/sys/bus/$1/devices/$2/driver"
+	if [ -L "$l" ]; then
+		l=$(readlink "$l")
+		echo "${l##*/}"
+	else
+		echo none
+	fi
+}
+
 # Load modules (and what they depend on) from the lists built on the host.
 load() {
 	local m ko n
@@ -39,23 +66,16 @@ start() {
 }
 
 finish() {
-	local st t1 l
+	local st t1
 	wait "$run_pid"
 	st=$?
 	t1=$(now_ms)
 	say "$run_name.status $st"
 	say "$run_name.ms $((t1 - run_t0))"
-	while IFS= read -r l; do
-		say "$run_name.stderr $l"
-	done <"/tmp/$run_name.err"
-	# keep the priority (<facility*8+level>), drop the timestamp
-	dmesg -r | sed 's/^\(<[0-9]*>\)\[[^]]*\] */\1/' | while IFS= read -r l; do
-		say "$run_name.dmesg $l"
-	done
+	say_lines "$run_name.stderr " <"/tmp/$run_name.err"
+	kernel_log | say_lines "$run_name.dmesg "
 	if [ -f /run/modprobe.log ]; then
-		while IFS= read -r l; do
-			say "$run_name.modprobe $l"
-		done </run/modprobe.log
+		say_lines "$run_name.modprobe " </run/modprobe.log
 		rm -f /run/modprobe.log
 	fi
 }
@@ -69,15 +89,8 @@ run() {
 # link NAME BUS DEV: which driver holds the device now (none, absent),
 # and its driver_override where it has one.
 link() {
-	local d=/sys/bus/$2/devices/$3 v
-	if [ ! -e "$d" ]; then
-		v=absent
-	elif [ -L "$d/driver" ]; then
-		v=$(readlink "$d/driver")
-		v=${v##*/}
-	else
-		v=none
-	fi
+	local d=/sys/bus/$2/devices/$3 v=absent
+	[ -e "$d" ] && v=$(driver_of "$2" "$3")
 	say "$1.link $2/$3 $v"
 	[ -f "$d/driver_override" ] && say "$1.override $2/$3 $(cat "$d/driver_override")"
 }
@@ -104,33 +117,20 @@ procs() {
 
 # report_init: what /init found when it started (see /init), as init.*.
 report_init() {
-	local l
 	say "init.pid $init_pid"
 	say "init.argv $init_argv"
-	echo "$init_env" | while IFS= read -r l; do
-		say "init.env $l"
-	done
+	echo "$init_env" | say_lines "init.env "
 	say "init.premount${init_premount:- none}"
 	say "init.dirs$init_dirs"
-	echo "$init_mounts" | while IFS= read -r l; do
-		say "init.mount $l"
-	done
-	sed -n 's/.* \([0-9]*\) -> /\1 -> /p' /run/init.fds | while IFS= read -r l; do
-		say "init.fd $l"
-	done
+	echo "$init_mounts" | say_lines "init.mount "
+	sed -n 's/.* \([0-9]*\) -> /\1 -> /p' /run/init.fds | say_lines "init.fd "
 	say "init.cmdline $(cat /proc/cmdline)"
 }
 
 # report_log NAME: drvbind's kernel-log lines since boot (and pci-stub's).
 report_log() {
-	local l
-	dmesg -r | sed 's/^\(<[0-9]*>\)\[[^]]*\] */\1/' | grep -e drvbind -e 'pci-stub' |
-		while IFS= read -r l; do
-			say "$1.dmesg $l"
-		done
+	kernel_log | grep -e drvbind -e 'pci-stub' | say_lines "$1.dmesg "
 	if [ -f /run/modprobe.log ]; then
-		while IFS= read -r l; do
-			say "$1.modprobe $l"
-		done </run/modprobe.log
+		say_lines "$1.modprobe " </run/modprobe.log
 	fi
 }
