@@ -177,17 +177,19 @@ static void conf_load(const char *path, int must)
 }
 
 /*
- * The arguments' rules (args: NULL-terminated); where there are none, the
- * config file's (file, or the default where it exists), then the kernel
- * command line's (cmdline, or /proc/cmdline), which win.
+ * The arguments' rules (n of them: PID 1's arguments are the next init's
+ * and not counted); where there are none, the config file's (file, or
+ * the default where it exists), then the kernel command line's (cmdline,
+ * or /proc/cmdline), which win.
  */
-void rules_load(char **args, const char *file, const char *cmdline)
+void rules_load(int n, char **args, const char *file, const char *cmdline)
 {
-	if (*args) {
-		while (*args)
-			rule_add(*args++, "");
+	int i;
+
+	for (i = 0; i < n; i++)
+		rule_add(args[i], "");
+	if (n)
 		return;
-	}
 	conf_load(file ? file : "/etc/drvbind.conf", file != NULL);
 	cmdline_load(cmdline ? cmdline : "/proc/cmdline");
 }

@@ -95,7 +95,7 @@ struct conf {
 extern struct conf conf;
 extern struct rule rules[RULES_MAX];
 extern char init_path[PATH_SZ];
-void rules_load(char **args, const char *file, const char *cmdline);
+void rules_load(int n, char **args, const char *file, const char *cmdline);
 void conf_force(const unsigned *secs, const char *modprobe);
 
 /* device.c */

@@ -116,7 +116,7 @@ int main(int argc, char **argv, char **envp)
 	}
 	if (flag[LISTING])
 		return (argv[i] ? list_bus(argv[i], NULL) : dir_scan("bus", list_bus, NULL)) < 0;
-	rules_load(argv + i, val[CONF], val[CMDLINE]);
+	rules_load(argc - i, argv + i, val[CONF], val[CMDLINE]);
 	conf_force(val[SECS] ? &t : NULL, val[MODPROBE]);
 	/* A tree given with -r need not send uevents: it is also re-scanned. */
 	i = rules_apply(val[ROOT] != NULL);
