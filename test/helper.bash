@@ -141,32 +141,18 @@ fake_bus() {
 	chmod 200 "$b/uevent"
 }
 
-# fake_driver B D [match=ID,ID|*] [new_id] [match_busid] [probe=ERR[:ID]] [module=M]
-fake_driver() {
-	local bus=$1 drv=$2 d a ids
-	shift 2
-	fake_bus "$bus"
-	d=$FAKE/back/bus/$bus/drivers/$drv
-	mkdir -p "$d"
-	[[ -e $d/bind ]] || {
-		: >"$d/bind"
-		: >"$d/unbind"
-		: >"$d/uevent"
-		chmod 200 "$d/bind" "$d/unbind" "$d/uevent"
-	}
+# _fake_drv_state DIR ARG...: what the kernel keeps inside a driver
+# (.fake_match, .fake_probe) for fake_driver's arguments; the others are
+# checked here and made by the caller. With DIR empty, only the check.
+_fake_drv_state() {
+	local d=$1 a ids
+	shift
 	for a; do
 		case $a in
+		match=* | probe=*) [[ -n $d ]] || continue ;;&
 		match=*)
 			IFS=, read -ra ids <<<"${a#match=}"
 			printf '%s\n' "${ids[@]}" >>"$d/.fake_match"
-			;;
-		new_id)
-			: >"$d/new_id"
-			: >"$d/remove_id"
-			chmod 200 "$d/new_id" "$d/remove_id"
-			;;
-		match_busid)
-			: >"$d/match_busid"
 			;;
 		probe=*:*)
 			a=${a#probe=}
@@ -175,16 +161,237 @@ fake_driver() {
 		probe=*)
 			printf '%s\n' "${a#probe=}" >"$d/.fake_probe"
 			;;
-		module=*)
-			mkdir -p "$FAKE/back/module/${a#module=}"
-			ln -sfn "../../../../module/${a#module=}" "$d/module"
+		match_busid)
+			# usbip-host's table of bus ids, empty, from its init
+			[[ -z $d ]] || : >>"$d/.fake_busids"
 			;;
+		new_id | module=?*) ;;
 		*)
 			echo "fake_driver: unknown argument: $a" >&2
 			return 1
 			;;
 		esac
 	done
+}
+
+# _fake_drv_file DIR NAME: one of a driver's files, with sysfs's mode
+_fake_drv_file() {
+	: >"$1/$2"
+	[[ $2 == match_busid ]] || chmod 200 "$1/$2"
+}
+
+# _fake_drv_module DIR M: the driver's module link (module_add_driver)
+_fake_drv_module() {
+	mkdir -p "$FAKE/back/module/$2"
+	ln -sfn "../../../../module/$2" "$1/module"
+}
+
+# fake_driver B D [match=ID,ID|*] [new_id] [match_busid] [probe=ERR[:ID]] [module=M]
+# A driver already registered, all at once (fake_register: step by step).
+fake_driver() {
+	local bus=$1 drv=$2 d a f
+	shift 2
+	fake_bus "$bus"
+	d=$FAKE/back/bus/$bus/drivers/$drv
+	mkdir -p "$d"
+	_fake_drv_state "$d" "$@" || return 1
+	[[ -e $d/bind ]] || for f in bind unbind uevent; do
+		_fake_drv_file "$d" "$f"
+	done
+	for a; do
+		case $a in
+		new_id)
+			_fake_drv_file "$d" new_id
+			_fake_drv_file "$d" remove_id
+			;;
+		match_busid) _fake_drv_file "$d" match_busid ;;
+		module=*) _fake_drv_module "$d" "${a#module=}" ;;
+		esac
+	done
+}
+
+# fake_ctl attach B D | detach B D | probe B ID: the driver core's own
+# driver_attach, driver_detach, or bus_probe_device (device_add's probe,
+# nothing when drivers_autoprobe is 0), through the root's .fake_ctl
+# (test/fake/fakesys.c); uevents as the kernel's, nothing in the write log
+fake_ctl() {
+	printf '%s' "$*" >"$SYS/.fake_ctl"
+}
+
+# fake_register B D [fake_driver's ARGs...] [steps=N|steps=STEP]
+# driver_register, one step at a time as 6.1 does it (steps= stops after
+# the first N, or after the step named; fake_register_rest goes on):
+#   dir          the driver's directory, empty (kobject_add)
+#   attach       driver_attach, when drivers_autoprobe is not 0: each
+#                unbound device that matches and probes is bound, a bind
+#                uevent each
+#   module       the module link (module=M only)
+#   uevent       the uevent file
+#   new_id remove_id
+#                the bus's driver groups (new_id only; not on usb)
+#   unbind bind  the bind files
+#   add          the driver's add uevent (SUBSYSTEM=drivers)
+#   new_id remove_id
+#                usb only: usb_register_driver makes them after
+#                driver_register (usb_create_newid_files)
+#   match_busid  usbip-host makes it after it registered
+fake_register() {
+	local bus=$1 drv=$2 a steps= new_id= busid= module=
+	local -a args=() todo
+	shift 2
+	for a; do
+		case $a in
+		steps=*) steps=${a#steps=} ;;
+		*) args+=("$a") ;;
+		esac
+	done
+	for a in "${args[@]}"; do
+		case $a in
+		new_id) new_id=1 ;;
+		match_busid) busid=1 ;;
+		module=?*) module=1 ;;
+		esac
+	done
+	if [[ -e $FAKE/back/bus/$bus/drivers/$drv ]]; then
+		echo "fake_register: $bus/$drv is there already" >&2
+		return 1
+	fi
+	_fake_drv_state "" "${args[@]}" || return 1
+	todo=(dir attach ${module:+module} uevent)
+	[[ -n $new_id && $bus != usb ]] && todo+=(new_id remove_id)
+	todo+=(unbind bind add)
+	[[ -n $new_id && $bus == usb ]] && todo+=(new_id remove_id)
+	[[ -n $busid ]] && todo+=(match_busid)
+	_fake_steps_save register "$bus" "$drv" "${todo[*]}" "${args[@]}"
+	_fake_steps_run register "$bus" "$drv" "$steps"
+}
+
+# fake_register_rest B D [steps=N|steps=STEP]: the steps fake_register
+# left, or the next N of them (or up to STEP)
+fake_register_rest() {
+	_fake_steps_run register "$1" "$2" "${3#steps=}"
+}
+
+# fake_unregister B D [steps=N|steps=STEP]
+# driver_unregister, one step at a time as 6.1 does it, for the files
+# the driver has now:
+#   match_busid  usbip-host removes it before it unregisters
+#   remove_id new_id
+#                usb only: usb_deregister removes them first
+#   bind unbind  the bind files (remove_bind_files)
+#   new_id remove_id
+#                the bus's driver groups (not usb)
+#   uevent       the uevent file
+#   detach       driver_detach: each device the driver holds is unbound,
+#                an unbind uevent each
+#   module       the module link
+#   remove       the remove uevent, which kobject_del sends just before
+#   dir          the directory goes
+fake_unregister() {
+	local bus=$1 drv=$2 d f
+	local -a todo=()
+	d=$FAKE/back/bus/$bus/drivers/$drv
+	if [[ ! -d $d ]]; then
+		echo "fake_unregister: no driver $bus/$drv" >&2
+		return 1
+	fi
+	[[ -e $d/match_busid ]] && todo+=(match_busid)
+	[[ $bus == usb ]] && for f in remove_id new_id; do
+		[[ -e $d/$f ]] && todo+=("$f")
+	done
+	for f in bind unbind; do
+		[[ -e $d/$f ]] && todo+=("$f")
+	done
+	[[ $bus != usb ]] && for f in new_id remove_id; do
+		[[ -e $d/$f ]] && todo+=("$f")
+	done
+	[[ -e $d/uevent ]] && todo+=(uevent)
+	todo+=(detach)
+	[[ -L $d/module ]] && todo+=(module)
+	todo+=(remove dir)
+	_fake_steps_save unregister "$bus" "$drv" "${todo[*]}"
+	_fake_steps_run unregister "$bus" "$drv" "${3#steps=}"
+}
+
+# fake_unregister_rest B D [steps=N|steps=STEP]
+fake_unregister_rest() {
+	_fake_steps_run unregister "$1" "$2" "${3#steps=}"
+}
+
+# _fake_steps_save VERB B D "STEP..." [ARG...]: what is left to do, and
+# the driver's arguments, in $FAKE/steps/B:D
+_fake_steps_save() {
+	local f=$FAKE/steps/$2:$3
+	mkdir -p "$f"
+	printf '%s\n' "$1" >"$f/verb"
+	_fake_lines $4 >"$f/todo"
+	_fake_lines "${@:5}" >"$f/args"
+}
+
+# _fake_lines [WORD...]: one a line, nothing for none
+_fake_lines() {
+	(($#)) && printf '%s\n' "$@"
+	return 0
+}
+
+# _fake_steps_run VERB B D [N|STEP]: the next N steps, up to STEP, or all
+_fake_steps_run() {
+	local verb=$1 bus=$2 drv=$3 stop=${4-} f=$FAKE/steps/$2:$3 step n=0
+	local -a todo args
+	if [[ $(cat "$f/verb" 2>/dev/null) != "$verb" ]]; then
+		echo "fake_${verb}_rest: no fake_$verb of $bus/$drv under way" >&2
+		return 1
+	fi
+	mapfile -t todo <"$f/todo"
+	mapfile -t args <"$f/args"
+	if [[ -n $stop && ! $stop =~ ^[0-9]+$ && " ${todo[*]} " != *" $stop "* ]]; then
+		echo "fake_$verb: no step $stop left in: ${todo[*]}" >&2
+		return 1
+	fi
+	while ((${#todo[@]})); do
+		[[ $stop =~ ^[0-9]+$ ]] && ((n >= stop)) && break
+		step=${todo[0]}
+		todo=("${todo[@]:1}")
+		_fake_lines "${todo[@]}" >"$f/todo"
+		"_fake_${verb}_step" "$bus" "$drv" "$step" "${args[@]}" || return 1
+		n=$((n + 1))
+		[[ $step == "$stop" ]] && break
+	done
+	((${#todo[@]})) || rm -r "$f"
+}
+
+_fake_register_step() {
+	local bus=$1 drv=$2 step=$3 d a
+	shift 3
+	d=$FAKE/back/bus/$bus/drivers/$drv
+	case $step in
+	dir)
+		fake_bus "$bus"
+		mkdir "$d" && _fake_drv_state "$d" "$@"
+		;;
+	attach)
+		[[ $(cat "$FAKE/back/bus/$bus/drivers_autoprobe") == 0 ]] ||
+			fake_ctl attach "$bus" "$drv"
+		;;
+	module)
+		for a; do
+			[[ $a == module=* ]] && _fake_drv_module "$d" "${a#module=}"
+		done
+		;;
+	add) fake_uevent add "/bus/$bus/drivers/$drv" SUBSYSTEM=drivers ;;
+	*) _fake_drv_file "$d" "$step" ;;
+	esac
+}
+
+_fake_unregister_step() {
+	local bus=$1 drv=$2 step=$3 d
+	d=$FAKE/back/bus/$bus/drivers/$drv
+	case $step in
+	detach) fake_ctl detach "$bus" "$drv" ;;
+	remove) fake_uevent remove "/bus/$bus/drivers/$drv" SUBSYSTEM=drivers ;;
+	dir) rm -r "$d" ;;
+	*) rm "$d/$step" ;;
+	esac
 }
 
 # The device dir below the root of a bus id on any bus.
@@ -201,16 +408,19 @@ _fake_devrel() {
 }
 
 # fake_device B ID [path=DIR] [driver=D] [override] [vendor=0x8086 device=0x100e]
-#   [idVendor=8086 idProduct=100e] [class=08] [parent=ID]
-# Sets FAKE_DEVPATH to the device's /devices/... path.
+#   [idVendor=8086 idProduct=100e] [class=08] [parent=ID] [noauth]
+# Sets FAKE_DEVPATH to the device's /devices/... path. A USB interface
+# (bus usb, an id with a ':') has authorized, reading 1, as since 4.4;
+# noauth leaves it out, as before.
 fake_device() {
-	local bus=$1 id=$2 a parent= path= drv= dev d up
+	local bus=$1 id=$2 a parent= path= drv= auth=1 dev d up
 	shift 2
 	for a; do
 		case $a in
 		path=*) path=${a#path=} ;;
 		parent=*) parent=${a#parent=} ;;
 		driver=*) drv=${a#driver=} ;;
+		noauth) auth= ;;
 		esac
 	done
 	if [[ -n $parent ]]; then
@@ -241,13 +451,14 @@ fake_device() {
 			printf '%s\n' "${a#*=}" >"$d/${a%%=*}"
 			;;
 		class=*) printf '%s\n' "${a#class=}" >"$d/bInterfaceClass" ;;
-		path=* | parent=* | driver=*) ;;
+		path=* | parent=* | driver=* | noauth) ;;
 		*)
 			echo "fake_device: unknown argument: $a" >&2
 			return 1
 			;;
 		esac
 	done
+	[[ $bus == usb && $id == *:* && -n $auth ]] && echo 1 >"$d/authorized"
 	# As device_add(): the attributes first, then the bus link, then a probe.
 	ln -sfn "../../../$dev" "$FAKE/back/bus/$bus/devices/$id"
 	if [[ -n $drv ]]; then
@@ -280,6 +491,7 @@ fake_probe() {
 
 # fake_later SECONDS VERB ARGS...: a verb in the background after a delay;
 # a device or driver appearing also announces itself with an add uevent
+# (fake_register sends its own, at its step)
 fake_later() {
 	local delay=$1
 	shift

@@ -4,24 +4,49 @@
  * A fake sysfs with a fake driver core behind it.  MOUNTPOINT shows
  * BACKDIR (plain directories, files and symlinks in the shapes of
  * /sys); writes to bind, unbind, drivers_probe, driver_override,
- * new_id, remove_id and match_busid answer and move links the way the
- * Linux driver core does, synchronously, one write() being one sysfs
- * store.  Every write is appended to LOGFILE as
+ * new_id, remove_id, match_busid and a USB interface's authorized
+ * answer and move links the way the Linux driver core does,
+ * synchronously, one write() being one sysfs store.  Every write is
+ * appended to LOGFILE as
  *	RELPATH VALUE -> RESULT
  * and bind/unbind/remove send uevents as the kernel would.
+ *
+ * authorized (USB interfaces, since 4.4; a USB device's own is a plain
+ * file here): kstrtobool's 0/n/f/off clears it and unbinds the driver
+ * as device_release_driver does, 1/y/t/on sets it and probes nothing,
+ * anything else is EINVAL.  While it reads 0 every probe of the
+ * interface fails with ENODEV: bind answers it (after EBUSY), and
+ * drivers_probe, new_id and driver_attach pass the interface over.
+ *
+ * The root's .fake_ctl is the driver core's own hand, for the test
+ * helper to replay driver_register, driver_unregister and device_add
+ * step by step (the files and uevents in between are the helper's).
+ * One command a write, never logged, never faulted:
+ *	attach BUS DRV	driver_attach: every unbound device of the bus,
+ *			in readdir order sorted, that matches and probes
+ *			is bound (a bind uevent each)
+ *	detach BUS DRV	driver_detach: every device DRV holds is unbound
+ *			(an unbind uevent each)
+ *	probe BUS ID	bus_probe_device: the first driver that matches
+ *			and probes, as drivers_probe; nothing when the
+ *			bus's drivers_autoprobe reads 0
+ * ENODEV for a driver or device not there, EINVAL for anything else.
+ * It can be opened and written by its path but is never listed.
  *
  * Names starting with ".fake" hold what a real kernel keeps inside:
  *	bus/B/drivers/D/.fake_match	bus ids the static id table matches, or *
  *	bus/B/drivers/D/.fake_probe	"ERRNO [ID]" or "silent [ID]": probe outcome
  *	bus/B/drivers/D/.fake_dynids	ids added through new_id
- *	bus/B/drivers/D/.fake_busids	bus ids added through match_busid
+ *	bus/B/drivers/D/.fake_busids	bus ids added through match_busid (a
+ *					driver with it or with match_busid
+ *					probes only those)
  *	.fake_faults			"RELPATH ACTION [always]" lines
  * where ACTION is an errno name (the write fails, nothing happens),
  * "short", "pass" (the write goes through: a later line takes the
  * next write), "unplug:ID" (the write happens, then device ID is
  * hot-unplugged) or "unregister:BUS/DRIVER" (the write happens, then the
  * driver unregisters: its devices are unbound and its directory goes)
- * and are invisible through the mount.
+ * and are invisible through the mount (but for .fake_ctl, above).
  *
  * With FAKESYS_TIMES=FILE in the environment, every logged write is also
  * appended to FILE behind its CLOCK_MONOTONIC time in ns, taken when the
@@ -133,9 +158,15 @@ static const char *rel(const char *path)
 	return *path ? path : ".";
 }
 
+/* the control file: seen by path, never listed, its writes never logged */
+static const char ctl_name[] = ".fake_ctl";
+
 static int hidden(const char *r)
 {
 	const char *p = r;
+
+	if (!strcmp(r, ctl_name))
+		return 0;
 
 	for (;;) {
 		if (!strncmp(p, ".fake", 5))
@@ -493,20 +524,49 @@ static int drv_match(const char *bus, const char *drv, const char *id,
 	return (two[0] && lines_has(p, two)) || (three[0] && lines_has(p, three));
 }
 
+/* a USB interface (a usb device whose bus id has a ':'), as its dir says */
+static int usb_intf(const char *dev)
+{
+	char p[PATHSZ], t[PATHSZ];
+
+	return strchr(base(dev), ':') && !fmt(p, sizeof p, "%s/subsystem", dev) &&
+	    !link_read(p, t, sizeof t) && !strcmp(base(t), "usb");
+}
+
+/*
+ * The interface's authorized flag, 0 only when its file reads 0: a tree
+ * without the file (before 4.4) has every interface authorized.
+ */
+static int intf_authorized(const char *dev)
+{
+	char v[64];
+
+	return attr_get(v, sizeof v, dev, "authorized") || strcmp(v, "0");
+}
+
 /*
  * The driver's probe(): 0 bound, 1 "succeeded" without binding, or a
  * negative errno as bind_store returns it (-EPROBE_DEFER becomes -EAGAIN).
  */
-static int drv_probe(const char *bus, const char *drv, const char *id)
+static int drv_probe(const char *bus, const char *drv, const char *id,
+    const char *dev)
 {
 	char d[PATHSZ], p[PATHSZ], buf[PAGESZ], *err, *only, *save;
 	int e;
 
 	if (fmt(d, sizeof d, "bus/%s/drivers/%s", bus, drv))
 		return -ENODEV;
-	/* usbip-host's probe refuses devices not added to match_busid */
-	if (!fmt(p, sizeof p, "%s/match_busid", d) && exists(p) &&
-	    (fmt(p, sizeof p, "%s/.fake_busids", d) || !lines_has(p, id)))
+	/* usb_probe_interface refuses an interface not authorized first */
+	if (usb_intf(dev) && !intf_authorized(dev))
+		return -ENODEV;
+	/*
+	 * usbip-host's probe refuses devices not added to match_busid: a
+	 * driver with that file, or with its table before the file came
+	 */
+	if (fmt(p, sizeof p, "%s/.fake_busids", d))
+		return -ENODEV;
+	if (!lines_has(p, id) && (exists(p) ||
+	    (!fmt(p, sizeof p, "%s/match_busid", d) && exists(p))))
 		return -ENODEV;
 	if (fmt(p, sizeof p, "%s/.fake_probe", d) ||
 	    file_read(p, buf, sizeof buf) < 0)
@@ -534,7 +594,7 @@ static int drv_attach(const char *bus, const char *drv, const char *id,
 
 	if (dev_driver(dev, cur, sizeof cur) || !drv_match(bus, drv, id, dev))
 		return 0;
-	if (drv_probe(bus, drv, id))
+	if (drv_probe(bus, drv, id, dev))
 		return 0;
 	return links_make(bus, drv, id, dev) ? 0 : 1;
 }
@@ -551,7 +611,7 @@ static int store_bind(const char *bus, const char *drv, const char *id)
 		return -ENODEV;
 	if (dev_driver(dev, cur, sizeof cur))
 		return -EBUSY;
-	r = drv_probe(bus, drv, id);
+	r = drv_probe(bus, drv, id, dev);
 	if (r < 0)
 		return r;
 	if (r > 0)
@@ -587,22 +647,19 @@ static void scan_free(struct dirent **list, int n)
 	free(list);
 }
 
-/* drivers_probe_store: an unbound device gets the first driver that takes it */
-static int store_probe(const char *bus, const char *id)
+/* device_attach: an unbound device gets the first driver that takes it */
+static void dev_attach(const char *bus, const char *id, const char *dev)
 {
-	char dev[PATHSZ], cur[PATHSZ], dir[PATHSZ];
+	char cur[PATHSZ], dir[PATHSZ];
 	struct dirent **list;
 	int i, n;
 
-	if (dev_find(bus, id, dev, sizeof dev))
-		return -ENODEV;
-	if (dev_driver(dev, cur, sizeof cur))
-		return 0;
-	if (fmt(dir, sizeof dir, "bus/%s/drivers", bus))
-		return -ENODEV;
+	if (dev_driver(dev, cur, sizeof cur) ||
+	    fmt(dir, sizeof dir, "bus/%s/drivers", bus))
+		return;
 	n = scan(dir, &list);
 	if (n < 0)
-		return 0;
+		return;
 	for (i = 0; i < n; i++) {
 		if (!name_ok(list[i]->d_name) ||
 		    list[i]->d_type != DT_DIR)
@@ -611,7 +668,67 @@ static int store_probe(const char *bus, const char *id)
 			break;
 	}
 	scan_free(list, n);
+}
+
+/* drivers_probe_store: device_attach on the device the bus id names */
+static int store_probe(const char *bus, const char *id)
+{
+	char dev[PATHSZ];
+
+	if (dev_find(bus, id, dev, sizeof dev))
+		return -ENODEV;
+	dev_attach(bus, id, dev);
 	return 0;
+}
+
+/*
+ * driver_attach: every device of the bus, in readdir order sorted, that
+ * is unbound, matches and probes is bound (a bind uevent each).  The
+ * kernel walks its list of devices in the order they were added.
+ */
+static void driver_attach(const char *bus, const char *drv)
+{
+	char dir[PATHSZ], dev[PATHSZ];
+	struct dirent **list;
+	int i, n;
+
+	if (fmt(dir, sizeof dir, "bus/%s/devices", bus))
+		return;
+	n = scan(dir, &list);
+	if (n < 0)
+		return;
+	for (i = 0; i < n; i++)
+		if (name_ok(list[i]->d_name) &&
+		    !dev_find(bus, list[i]->d_name, dev, sizeof dev))
+			drv_attach(bus, drv, list[i]->d_name, dev);
+	scan_free(list, n);
+}
+
+/*
+ * driver_detach: every device the driver holds is unbound (an unbind
+ * uevent each), in readdir order sorted (the kernel takes the last
+ * bound first).
+ */
+static void driver_detach(const char *bus, const char *drv)
+{
+	char dir[PATHSZ], p[PATHSZ], t[PATHSZ], dev[PATHSZ];
+	struct dirent **list;
+	int i, n;
+
+	if (fmt(dir, sizeof dir, "bus/%s/drivers/%s", bus, drv))
+		return;
+	n = scan(dir, &list);
+	if (n < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		if (list[i]->d_type != DT_LNK || !name_ok(list[i]->d_name) ||
+		    strcmp(list[i]->d_name, "module") == 0 ||
+		    fmt(p, sizeof p, "%s/%s", dir, list[i]->d_name) ||
+		    link_read(p, t, sizeof t) || link_join(dev, sizeof dev, dir, t))
+			continue;
+		links_drop(bus, drv, list[i]->d_name, dev);
+	}
+	scan_free(list, n);
 }
 
 /* driver_set_override: the value ends at the first newline; empty clears */
@@ -675,9 +792,8 @@ static int id_parse(const char *bus, const char *val, char *out, size_t n,
  */
 static int store_new_id(const char *bus, const char *drv, const char *val)
 {
-	char id[64], p[PATHSZ], dir[PATHSZ], dev[PATHSZ];
-	struct dirent **list;
-	int usb = !strcmp(bus, "usb"), i, n, r;
+	char id[64], p[PATHSZ];
+	int usb = !strcmp(bus, "usb"), r;
 
 	r = id_parse(bus, val, id, sizeof id, usb ? 5 : 7);
 	if (r)
@@ -688,16 +804,7 @@ static int store_new_id(const char *bus, const char *drv, const char *val)
 		return -EEXIST;
 	if (lines_add(p, id))
 		return -ENOMEM;
-	if (fmt(dir, sizeof dir, "bus/%s/devices", bus))
-		return 0;
-	n = scan(dir, &list);
-	if (n < 0)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (name_ok(list[i]->d_name) &&
-		    !dev_find(bus, list[i]->d_name, dev, sizeof dev))
-			drv_attach(bus, drv, list[i]->d_name, dev);
-	scan_free(list, n);
+	driver_attach(bus, drv);
 	return 0;
 }
 
@@ -770,6 +877,57 @@ static int store_plain(const char *r, const char *val, size_t len)
 	return file_write(r, val, len) ? -errno : 0;
 }
 
+/*
+ * A USB interface's authorized (interface_authorized_store, since 4.4):
+ * kstrtobool's first character ('o' with a second), else EINVAL.  0
+ * clears the flag and, if it was set, releases the driver as
+ * device_release_driver does (an unbind uevent); 1 sets it and probes
+ * nothing.  While it is 0, usb_probe_interface answers ENODEV.
+ */
+static int store_authorized(const char *r, const char *val, const char *raw,
+    size_t len)
+{
+	char dev[PATHSZ], p[PATHSZ], t[PATHSZ], cur[PATHSZ], *slash;
+	int on;
+
+	/* a USB device's authorized (a whole device) is not modelled */
+	if (fmt(dev, sizeof dev, "%s", r) || !(slash = strrchr(dev, '/')))
+		return store_plain(r, raw, len);
+	*slash = 0;
+	if (!usb_intf(dev))
+		return store_plain(r, raw, len);
+	switch (val[0]) {
+	case 'y': case 'Y': case 't': case 'T': case '1':
+		on = 1;
+		break;
+	case 'n': case 'N': case 'f': case 'F': case '0':
+		on = 0;
+		break;
+	case 'o': case 'O':
+		if (val[1] == 'n' || val[1] == 'N') {
+			on = 1;
+			break;
+		}
+		if (val[1] == 'f' || val[1] == 'F') {
+			on = 0;
+			break;
+		}
+		return -EINVAL;
+	default:
+		return -EINVAL;
+	}
+	if (on)
+		return file_write(r, "1\n", 2) ? -EIO : 0;
+	if (!intf_authorized(dev))
+		return 0;
+	if (file_write(r, "0\n", 2))
+		return -EIO;
+	if (dev_driver(dev, cur, sizeof cur) &&
+	    !fmt(p, sizeof p, "%s/subsystem", dev) && !link_read(p, t, sizeof t))
+		links_drop(base(t), cur, base(dev), dev);
+	return 0;
+}
+
 /* one sysfs store; val is NUL-terminated, len is what was written */
 static int store(const char *r, const char *raw, size_t len)
 {
@@ -801,6 +959,8 @@ static int store(const char *r, const char *raw, size_t len)
 		return store_probe(c[1], val);
 	if (!strcmp(base(r), "driver_override"))
 		return store_override(r, raw, len);
+	if (!strcmp(base(r), "authorized"))
+		return store_authorized(r, val, raw, len);
 	return store_plain(r, raw, len);
 }
 
@@ -863,41 +1023,87 @@ static void unplug(const char *id)
 		nftw(p, rmtree_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* a driver's directory as the kernel could have it; ENODEV when absent */
+static int drv_dir(const char *bus, const char *drv, char *dir, size_t n)
+{
+	struct stat st;
+
+	if (!name_ok(bus) || !name_ok(drv) ||
+	    fmt(dir, n, "bus/%s/drivers/%s", bus, drv) ||
+	    fstatat(rootfd, dir, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
+		return -ENODEV;
+	return 0;
+}
+
 /*
- * driver_unregister: every device the driver holds is unbound (an unbind
- * uevent each), then its directory goes and a remove uevent follows.
+ * driver_unregister, all at once: every device the driver holds is
+ * unbound (an unbind uevent each), then the remove uevent, sent by
+ * kobject_del just before the directory goes (since 5.8).
  */
 static void unregister(const char *spec)
 {
-	char bus[PATHSZ], dir[PATHSZ], p[PATHSZ], t[PATHSZ], dev[PATHSZ], *drv;
-	struct dirent **list;
-	int i, n;
+	char bus[PATHSZ], dir[PATHSZ], p[PATHSZ], *drv;
 
 	if (fmt(bus, sizeof bus, "%s", spec) || !(drv = strchr(bus, '/')))
 		return;
 	*drv++ = 0;
-	if (!name_ok(bus) || !name_ok(drv) ||
-	    fmt(dir, sizeof dir, "bus/%s/drivers/%s", bus, drv))
+	if (drv_dir(bus, drv, dir, sizeof dir))
 		return;
-	n = scan(dir, &list);
-	if (n < 0)
-		return;
-	for (i = 0; i < n; i++) {
-		if (list[i]->d_type != DT_LNK || !name_ok(list[i]->d_name) ||
-		    strcmp(list[i]->d_name, "module") == 0 ||
-		    fmt(p, sizeof p, "%s/%s", dir, list[i]->d_name) ||
-		    link_read(p, t, sizeof t) || link_join(dev, sizeof dev, dir, t))
-			continue;
-		links_drop(bus, drv, list[i]->d_name, dev);
-	}
-	scan_free(list, n);
-	if (!fmt(p, sizeof p, "%s/%s", backroot, dir))
-		nftw(p, rmtree_one, 16, FTW_DEPTH | FTW_PHYS);
+	driver_detach(bus, drv);
 	if (nlfd >= 0 && !fmt(p, sizeof p, "/%s", dir)) {
 		const char *kv[] = { "SUBSYSTEM=drivers" };
 
 		uevent_send(nlfd, "remove", p, kv, 1);
 	}
+	if (!fmt(p, sizeof p, "%s/%s", backroot, dir))
+		nftw(p, rmtree_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * A write to the root's .fake_ctl, one command a write, never logged:
+ *	attach BUS DRV	driver_attach, as driver_register does it
+ *	detach BUS DRV	driver_detach, as driver_unregister does it
+ *	probe BUS ID	bus_probe_device, as device_add does it: nothing
+ *			when the bus's drivers_autoprobe reads 0
+ * ENODEV for a driver or device that is not there, EINVAL for anything
+ * else.
+ */
+static int ctl(const char *raw, size_t len)
+{
+	char buf[PAGESZ + 1], dir[PATHSZ], dev[PATHSZ], v[64];
+	char *w[4], *save, *tok;
+	int n = 0;
+
+	memcpy(buf, raw, len);
+	buf[len] = 0;
+	for (tok = strtok_r(buf, " \t\n", &save); tok;
+	    tok = strtok_r(NULL, " \t\n", &save)) {
+		if (n == 3)
+			return -EINVAL;
+		w[n++] = tok;
+	}
+	if (n != 3)
+		return -EINVAL;
+	if (!strcmp(w[0], "attach") || !strcmp(w[0], "detach")) {
+		if (drv_dir(w[1], w[2], dir, sizeof dir))
+			return -ENODEV;
+		if (w[0][0] == 'a')
+			driver_attach(w[1], w[2]);
+		else
+			driver_detach(w[1], w[2]);
+		return 0;
+	}
+	if (!strcmp(w[0], "probe")) {
+		if (!name_ok(w[1]) || dev_find(w[1], w[2], dev, sizeof dev))
+			return -ENODEV;
+		if (fmt(dir, sizeof dir, "bus/%s", w[1]) ||
+		    (!attr_get(v, sizeof v, dir, "drivers_autoprobe") &&
+		    !strcmp(v, "0")))
+			return 0;
+		dev_attach(w[1], w[2], dev);
+		return 0;
+	}
+	return -EINVAL;
 }
 
 /* a fault's path, with the links of its directory resolved like ours */
@@ -1104,6 +1310,10 @@ static int fs_write(const char *path, const char *buf, size_t n, off_t off,
 
 	(void)off;
 	(void)fi;
+	if (!strcmp(r, ctl_name)) {
+		e = n ? ctl(buf, len) : 0;
+		return e < 0 ? e : (int)len;
+	}
 	/* sysfs never calls a store for an empty write */
 	if (!n) {
 		log_write(r, buf, 0, "ok");
@@ -1312,6 +1522,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* without it (a read-only tree) only the control file is missing */
+	i = openat(rootfd, ctl_name, O_WRONLY | O_CREAT | O_CLOEXEC, 0200);
+	if (i < 0)
+		perror("fakesys: .fake_ctl");
+	else
+		close(i);
 	/* no uevent socket (no privilege): the tree still works, silently */
 	nlfd = uevent_open(0);
 	fargv[fargc++] = argv[0];
