@@ -36,7 +36,7 @@ DRACUTDIR = /usr/lib/dracut/modules.d/90drvbind
 CPIODIR   = /usr/lib/initcpio
 UNITDIR   = /usr/lib/systemd/system
 BATS      = bats
-SIZE_MAX  = 16384
+SIZE_MAX  = 20480
 # musl's own start file: see TINY_LDFLAGS.
 CRT1_     = /usr/lib/x86_64-linux-musl/crt1.o
 CRT1_arm64 = /usr/lib/aarch64-linux-musl/crt1.o

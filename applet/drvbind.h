@@ -32,17 +32,26 @@ enum {
 
 enum state { WAITING, DONE, FAILED };
 
+/*
+ * What keeps other drivers from a device: driver_override (PCI,
+ * platform, AMBA, SPI, ...), or a USB interface's authorized (Linux 4.4
+ * on); a bus with neither has only a watch.
+ */
+enum hold { UNHELD, OVERRIDE, AUTHORIZED };
+
 /* The small fields first: x86-64 reaches the first 128 bytes with one-byte offsets. */
 struct rule {
 	enum state state;
 	int none, held, asked, busid;
-	int err;		/* bind's refusal while the override holds the device */
-	long long settle_at;
+	int hold;		/* what holds the device: enum hold */
+	int watch;		/* a none rule with no hold, watching its device */
+	int err;		/* the refusal the rule waits on (step, at the deadline) */
+	const char *step;
 	char id[32];		/* the id taught through new_id, for the message */
 	struct spec s;
 	char bus[NAME_SZ];	/* s.bus, or the bus the device was found on */
 	char orig[NAME_SZ];	/* driver before the first change, "" for none */
-	char ovr[NAME_SZ];	/* driver_override before the first change */
+	char ovr[NAME_SZ];	/* the hold's value before the first change */
 };
 
 /* main.c: the flags -b -l -n -q -v set, in the order of `opts' there. */
@@ -113,7 +122,7 @@ int dev_id(const struct rule *r, char *id, size_t size);
 void drv_request(struct rule *r);
 
 /* rule.c */
-void rule_step(struct rule *r, long long now);
+void rule_step(struct rule *r);
 void rule_expire(struct rule *r);
 
 /* wait.c */

@@ -1,9 +1,10 @@
 /*
  * The procedure of one rule, steps 2 to 7 of drvbind(8): look at the
- * device, hold it with driver_override, unbind, bind (new_id where the
- * driver does not know it), verify the driver link, and roll back on any
- * failure; and at the deadline, say what is missing and hand a held
- * device back. Calls device.c, sysfs.c, log.c and mem.c.
+ * device, hold it with driver_override or authorized, unbind, bind
+ * (new_id where the driver does not know it), verify the driver link,
+ * and roll back on any failure; watch a device nothing can hold; and at
+ * the deadline, say what is missing and hand a held device back.
+ * Calls device.c, sysfs.c, log.c and mem.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,10 +13,7 @@
 
 #include "drvbind.h"
 
-enum {
-	SETTLE_MS = 500,	/* how long an unbound device may still be probed */
-	BUSY_RETRIES = 3,
-};
+enum { BUSY_RETRIES = 3 };
 
 /* Not an errno: a check found the device on another driver, or none. */
 enum { MISPLACED = -1 };
@@ -35,6 +33,24 @@ static void say_stays(struct rule *r, const char *drv)
 {
 	say(LOG_INFO, "%r: %s%s%s", r, flag[DRY] ? "would stay " : "already ", *drv ? "on " : "unbound", drv);
 	r->state = DONE;
+}
+
+static const char *hold_attr(const struct rule *r)
+{
+	return r->hold == AUTHORIZED ? "authorized" : "driver_override";
+}
+
+/*
+ * A driver binds the devices present while it registers, before its
+ * bind, unbind and new_id files exist and before its add uevent
+ * (bus_add_driver, then driver_register). ENOENT from one of a driver's
+ * files is a driver registering (or going away): the rule looks again
+ * on the next uevent, and fails at the deadline only.
+ */
+static int drv_busy(const char *step)
+{
+	/* The driver's files among the steps: unbind, bind, new_id, match_busid. */
+	return errno == ENOENT && step && (*step == 'u' || *step == 'b' || *step == 'n' || *step == 'm');
 }
 
 /*
@@ -132,10 +148,10 @@ static const char *dev_move(struct rule *r, const char *to, int fwd, int bind, c
 }
 
 /*
- * Puts the device back as it was: the old override, the old driver. A
- * device that had a driver must not be left without one.
+ * Puts the device back as it was: the old override or authorized, the
+ * old driver. A device that had a driver must not be left without one.
  */
-static const char *rollback(struct rule *r, int ovr)
+static const char *rollback(struct rule *r, int held)
 {
 	char cur[NAME_SZ], p[PATH_SZ];
 	const char *step = NULL;
@@ -145,11 +161,14 @@ static const char *rollback(struct rule *r, int ovr)
 		(void)busid_write(r, "del ");
 	}
 	/* A zero-byte write never reaches sysfs; "\n" clears the override. */
-	if (ovr && dev_write(r, "driver_override", r->ovr[0] ? r->ovr : "\n") < 0)
-		return "driver_override";
+	if (held && r->hold && dev_write(r, hold_attr(r), r->ovr[0] ? r->ovr : "\n") < 0)
+		return hold_attr(r);
 	if (r->orig[0] && (step = dev_move(r, r->orig, 0, -1, cur)) && errno == MISPLACED)
 		errno = cur[0] ? EBUSY : ENODEV;
-	/* A device held while its driver loaded had no driver only because of the hold. */
+	/*
+	 * A device held while its driver loaded had no driver only because
+	 * of the hold; authorized=1 probes nothing, so ask drivers_probe.
+	 */
 	if (!r->orig[0] && r->held && node_path(p, r->bus, "/drivers_probe", "", NULL) == 0)
 		(void)attr_write(p, r->s.dev);
 	return step;
@@ -190,25 +209,44 @@ static void rule_fail(struct rule *r, const char *step, const char *cur, int ovr
 	r->state = FAILED;
 }
 
-/* The override now keeps every other driver from the device until the rule ends. */
+/* The hold now keeps every other driver from the device until the rule ends. */
 static void hold(struct rule *r)
 {
 	r->held = 1;
-	say(LOG_DEBUG, "%r: held for %s by driver_override", r, r->s.drv);
+	say(LOG_DEBUG, "%r: held for %s by %s", r, r->s.drv, hold_attr(r));
+}
+
+/* The driver's files are not there yet: look again on its add uevent. */
+static void wait_driver(struct rule *r, const char *step)
+{
+	r->err = ENOENT;
+	r->step = step;
+	say(LOG_DEBUG, "%r: %s: %e; waiting", r, step, ENOENT);
 }
 
 /*
- * Steps 3 to 7 of a rule: override, unbind, bind, verify, or roll back.
- * ovr: the device has driver_override, at `op', open as `ofd' (or -1);
- * `bind' is the new driver's bind, open (or -1).
+ * Steps 3 to 7 of a rule: hold, unbind, bind, verify, or roll back.
+ * The device's hold (r->hold) is at `hp', open as `hfd' (or -1), and
+ * reads `hv'; `bind' is the new driver's bind, open (or -1).
  */
-static void rule_move(struct rule *r, const char *cur, int ovr, int ofd, const char *op, int bind)
+static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, const char *hp, int bind)
 {
-	const char *to = r->none ? "" : r->s.drv, *step;
+	const char *to = r->none ? "" : r->s.drv, *step, *val = NULL;
 	char now[NAME_SZ];
+	int fwd = 1;
 
-	/* "none" in driver_override keeps every driver away, also later ones. */
-	if (!strcmp(cur, to) && !(r->none && ovr && strcmp(r->ovr, "none"))) {
+	/*
+	 * driver_override "none" or authorized 0 keeps every driver away,
+	 * also later ones; USB binds only an authorized interface.
+	 */
+	if (r->hold == OVERRIDE) {
+		val = r->none ? "none" : to;
+		fwd = OVERRIDDEN;
+	} else if (r->hold == AUTHORIZED) {
+		val = r->none ? "0" : "1";
+		fwd = !r->none;
+	}
+	if (!strcmp(cur, to) && !(r->none && val && strcmp(hv, val))) {
 		/* A held override lets the kernel bind the driver as it registers. */
 		if (r->held)
 			say_moved(r, to);
@@ -219,10 +257,15 @@ static void rule_move(struct rule *r, const char *cur, int ovr, int ofd, const c
 	copy(r->orig, cur);
 	copy(now, cur);
 	if (!flag[DRY]) {
-		if (ovr && attr_put(ofd, op, r->none ? "none" : to) < 0)
-			step = "driver_override";
+		/*
+		 * authorized 0 unbinds the driver itself; 1 only lets a bind
+		 * through. An override held already (a driver registering
+		 * meanwhile) is not written again at every look.
+		 */
+		if (val && ((r->hold == OVERRIDE && !r->held) || strcmp(hv, val)) && attr_put(hfd, hp, val) < 0)
+			step = hold_attr(r);
 		else
-			step = dev_move(r, to, ovr ? OVERRIDDEN : 1, bind, now);
+			step = dev_move(r, to, fwd, bind, now);
 		/*
 		 * Until the bus has finished adding a new device (PCI sets
 		 * match_driver after the add uevent), bind says ENODEV even
@@ -230,13 +273,19 @@ static void rule_move(struct rule *r, const char *cur, int ovr, int ofd, const c
 		 * that driver itself. A device without a driver stays held so;
 		 * at the deadline it is handed back.
 		 */
-		if (step && ovr && !cur[0] && errno == ENODEV && !strcmp(step, "bind")) {
+		if (step && r->hold == OVERRIDE && !cur[0] && errno == ENODEV && !strcmp(step, "bind")) {
 			r->err = ENODEV;
+			r->step = step;
 			hold(r);
 			return;
 		}
+		if (drv_busy(step)) {
+			r->held |= r->hold == OVERRIDE;
+			wait_driver(r, step);
+			return;
+		}
 		if (step) {
-			rule_fail(r, step, now, ovr);
+			rule_fail(r, step, now, r->hold);
 			return;
 		}
 	}
@@ -247,20 +296,74 @@ static void rule_move(struct rule *r, const char *cur, int ovr, int ofd, const c
 }
 
 /*
- * One look at a rule: the device's driver and override, the driver's
- * bind. The override and the bind stay open for the move (attr_put):
- * fd[0] and fd[1]; fd[2] is the device's directory.
+ * Neither driver_override nor authorized: nothing keeps a driver away,
+ * so a none rule watches its device until the deadline and unbinds any
+ * driver that binds it meanwhile (the bind uevent brings the look).
+ * Its outcome is said once; the rule stays pending until the deadline.
  */
-static void rule_look(struct rule *r, long long now, int *fd)
+static void rule_watch(struct rule *r, const char *cur)
 {
-	char cur[NAME_SZ], dp[PATH_SZ], op[PATH_SZ], bp[PATH_SZ], v[NAME_SZ] = "";
-	const char *at = op;
-	int *ofd = &fd[0], *bind = &fd[1], ovr, dirfd;
+	const char *step;
+	char now[NAME_SZ];
+
+	if (!r->watch)
+		copy(r->orig, cur);
+	copy(now, cur);
+	if (cur[0] && !flag[DRY] && (step = dev_move(r, "", 0, -1, now))) {
+		if (drv_busy(step))
+			wait_driver(r, step);
+		else
+			rule_fail(r, step, now, 0);
+		return;
+	}
+	if (r->watch) {
+		if (cur[0])
+			say(LOG_INFO, "%r: %s bound it; unbound again", r, cur);
+		return;
+	}
+	if (cur[0])
+		say_moved(r, "none");
+	else
+		say_stays(r, "");
+	r->watch = !flag[DRY];
+	r->state = r->watch ? WAITING : DONE;
+}
+
+/* A USB interface ("2-1:1.0"); a USB device ("2-1") has no ':'. */
+static int usb_intf(const struct rule *r)
+{
+	const char *d;
+
+	if (strcmp(r->bus, "usb"))
+		return 0;
+	for (d = r->s.dev; *d && *d != ':'; d++)
+		;
+	return *d;
+}
+
+/* Opens the device's attribute `attr' read-write into *fd; 1 if it has one. */
+static int hold_open(const struct rule *r, const char *attr, char *p, int *fd)
+{
+	const char *at = p;
+	int dirfd = dev_at(&at, attr);
+
+	return dev_path(p, r, attr) == 0 && ((*fd = open_at(dirfd, at, O_RDWR)) >= 0 || errno != ENOENT);
+}
+
+/*
+ * One look at a rule: the device's driver and hold, the driver's bind.
+ * The hold and the bind stay open for the move (attr_put): fd[0] and
+ * fd[1]; fd[2] is the device's directory.
+ */
+static void rule_look(struct rule *r, int *fd)
+{
+	char cur[NAME_SZ], dp[PATH_SZ], hp[PATH_SZ], bp[PATH_SZ], v[NAME_SZ] = "";
+	int *hfd = &fd[0], *bind = &fd[1];
 
 	/*
 	 * The device's directory, opened through the bus's link, proves the
 	 * device is there; its driver link, read now and again after the
-	 * move, and its override are then one step from it. Where the bus is
+	 * move, and its hold are then one step from it. Where the bus is
 	 * not known yet, or the open fails, every path starts at the root.
 	 */
 	if (r->bus[0] && dev_path(dp, r, "") == 0 && (fd[2] = sys_open(dp, O_PATH | O_DIRECTORY)) >= 0)
@@ -272,24 +375,13 @@ static void rule_look(struct rule *r, long long now, int *fd)
 		r->state = FAILED;
 		return;
 	}
-	dirfd = dev_at(&at, "driver_override");
-	ovr = dev_path(op, r, "driver_override") == 0 &&
-	    ((*ofd = open_at(dirfd, at, O_RDWR)) >= 0 || errno != ENOENT);
+	r->hold = hold_open(r, "driver_override", hp, hfd) ? OVERRIDE :
+	    usb_intf(r) && hold_open(r, "authorized", hp, hfd) ? AUTHORIZED : UNHELD;
 	/* Kept for the rollback, until the hold changes it; "(null)" is the kernel's word for unset. */
-	if (*ofd >= 0 && fd_get(*ofd, v, sizeof v) == 0 && !r->held && strcmp(v, "(null)"))
+	if (*hfd >= 0 && fd_get(*hfd, v, sizeof v) == 0 && !r->held && strcmp(v, "(null)"))
 		copy(r->ovr, v);
-	if (r->none && !cur[0] && !ovr && !flag[DRY]) {
-		/*
-		 * No driver_override on this bus: an unbound device that has
-		 * just appeared may still be probed by its native driver a
-		 * moment after its add event. Only a quiet settle time proves
-		 * that it stays unbound; a bind meanwhile is undone on the
-		 * next look, which the bind's uevent brings.
-		 */
-		if (!r->settle_at)
-			r->settle_at = now + SETTLE_MS;
-		if (now >= r->settle_at)
-			say_stays(r, "");
+	if (r->none && !r->hold) {
+		rule_watch(r, cur);
 		return;
 	}
 	/*
@@ -300,18 +392,19 @@ static void rule_look(struct rule *r, long long now, int *fd)
 	    (*bind = sys_open(bp, O_WRONLY)) < 0 && errno == ENOENT) {
 		drv_request(r);
 		/* Keep the native driver from taking the device while its driver loads. */
-		if (!cur[0] && ovr && !r->held && !flag[DRY] && conf.timeout && attr_put(*ofd, op, r->s.drv) == 0)
+		if (!cur[0] && r->hold && !r->held && !flag[DRY] && conf.timeout &&
+		    attr_put(*hfd, hp, r->hold == AUTHORIZED ? "0" : r->s.drv) == 0)
 			hold(r);
 		return;
 	}
-	rule_move(r, cur, ovr, *ofd, op, *bind);
+	rule_move(r, cur, v, *hfd, hp, *bind);
 }
 
-void rule_step(struct rule *r, long long now)
+void rule_step(struct rule *r)
 {
 	int fd[3] = { -1, -1, -1 }, i;
 
-	rule_look(r, now, fd);
+	rule_look(r, fd);
 	dev_look(-1);
 	/*
 	 * A rule that has ended leaves its three files to exit, which
@@ -329,8 +422,8 @@ void rule_expire(struct rule *r)
 {
 	char cur[NAME_SZ] = "";
 
-	if (r->settle_at) {
-		say_stays(r, "");
+	if (r->watch) {
+		r->state = DONE;
 		return;
 	}
 	if (dev_find(r) <= 0) {
@@ -338,7 +431,7 @@ void rule_expire(struct rule *r)
 			say(LOG_ERR, "%r: device not found (waited %u s)", r, conf.timeout);
 	} else if (r->err) {
 		errno = r->err;
-		rule_fail(r, "bind", "", 1);
+		rule_fail(r, r->step, "", r->hold);
 	} else {
 		/* The native driver may have a held device back: nothing is lost. */
 		if (r->held)

@@ -107,13 +107,12 @@ static int bg_fork(int pending)
 
 static int rules_run(void)
 {
-	long long deadline = now_ms() + conf.timeout * 1000LL, now, next;
+	long long deadline = now_ms() + conf.timeout * 1000LL, now;
 	int i, pending, failed = 0, forked = 0;
 
 	log_batch(1);
 	for (;;) {
 		now = now_ms();
-		next = deadline;
 		pending = 0;
 		while (syscall(SYS_wait4, -1, 0, WNOHANG, 0) > 0)
 			;
@@ -121,19 +120,15 @@ static int rules_run(void)
 			struct rule *r = &rules[i];
 			if (r->state != WAITING)
 				continue;
-			rule_step(r, now);
-			if (r->state != WAITING)
-				continue;
-			pending++;
-			if (r->settle_at && r->settle_at < next)
-				next = r->settle_at;
+			rule_step(r);
+			pending += r->state == WAITING;
 		}
 		if (!pending || now >= deadline)
 			break;
 		out_flush();
 		if (flag[BG] && !forked && (forked = 1) && bg_fork(pending))
 			goto count;
-		uevent_wait(next);
+		uevent_wait(deadline);
 	}
 	for (i = 0; i < conf.nrules; i++)
 		if (rules[i].state == WAITING)

@@ -131,9 +131,13 @@ probe_refused() {
 	override_is none
 }
 
-@test "none on a bus without driver_override only unbinds" {
-	usb_on_storage
-	run drvbind usb/1-1:1.0:none
+@test "none on a bus without driver_override or authorized only unbinds, then watches until the deadline" {
+	fake_driver usb usb-storage match=*
+	fake_device usb 1-1 idVendor=0781 idProduct=5567
+	fake_device usb 1-1:1.0 parent=1-1 class=08 noauth
+	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
+	: >"$FAKE/log"
+	run drvbind -t 0 usb/1-1:1.0:none
 	[ "$status" -eq 0 ]
 	assert_output_is "drvbind: usb/1-1:1.0: usb-storage -> none"
 	assert_log <<-EOF

@@ -1,0 +1,197 @@
+#!/usr/bin/env bats
+# What the real kernel does that a plain look at sysfs misses: a driver
+# binds the devices present while it registers, before its bind and
+# unbind files exist and before its add uevent; a USB interface has no
+# driver_override but has authorized; a bus with neither can only be
+# watched. The fake replays each in the kernel's order (order.bats).
+
+load helper
+
+USB_IF=1-1:1.0
+USB_IF_DEV=devices/pci0000:00/0000:00:1d.7/usb1/1-1/$USB_IF
+SERIO_DEV=devices/platform/i8042/serio0
+
+# a USB stick's device and its one interface, unbound
+usb_stick() {
+	fake_device usb 1-1 idVendor=0781 idProduct=5567
+	fake_device usb "$USB_IF" parent=1-1 class=08 "$@"
+}
+
+authorized_is() {
+	local got
+	got=$(cat "$SYS/$USB_IF_DEV/authorized")
+	[[ $got == "$1" ]] || {
+		echo "authorized is $got, not $1"
+		return 1
+	}
+}
+
+@test "a move waits while the device's native driver is registering, and completes on that driver's add uevent" {
+	fake_driver pci pci-stub
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
+	# e1000 binds the NIC inside driver_register: no unbind file yet
+	fake_register pci e1000 "match=$E1000" steps=attach
+	assert_driver pci "$E1000" e1000
+	fake_later 0.5 fake_register_rest pci e1000
+	run drvbind -t 5 "pci/$E1000:pci-stub"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub"
+	assert_driver pci "$E1000" pci-stub
+	# the override held the NIC while e1000 finished registering
+	assert_log <<-EOF
+	$E1000_DEV/driver_override pci-stub -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	bus/pci/drivers/pci-stub/bind $E1000 -> ok
+	EOF
+}
+
+@test "a driver that never finishes registering fails the move at the deadline, and the device stays on it" {
+	fake_driver pci pci-stub
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
+	fake_register pci e1000 "match=$E1000" steps=attach
+	run drvbind -t 1 "pci/$E1000:pci-stub"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub failed at unbind: No such file or directory; back on e1000"
+	assert_driver pci "$E1000" e1000
+	override_is '(null)'
+}
+
+@test "none on a USB interface writes authorized 0, which unbinds its driver, with no unbind" {
+	usb_stick driver=usb-storage
+	run drvbind "usb/$USB_IF:none"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/$USB_IF: usb-storage -> none"
+	assert_driver usb "$USB_IF" none
+	authorized_is 0
+	assert_log <<-EOF
+	$USB_IF_DEV/authorized 0 -> ok
+	EOF
+}
+
+@test "none on a USB interface lasts: a driver that registers after drvbind exited cannot take it" {
+	usb_stick
+	run drvbind -t 0 "usb/$USB_IF:none"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/$USB_IF: already unbound"
+	fake_register usb usb-storage "match=$USB_IF"
+	fake_probe usb "$USB_IF"
+	assert_driver usb "$USB_IF" none
+	authorized_is 0
+}
+
+@test "none on a USB interface whose native driver is registering unbinds it at once through authorized" {
+	usb_stick
+	fake_register usb usb-storage "match=$USB_IF" steps=attach
+	assert_driver usb "$USB_IF" usb-storage
+	run drvbind -t 5 "usb/$USB_IF:none"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/$USB_IF: usb-storage -> none"
+	fake_register_rest usb usb-storage
+	assert_driver usb "$USB_IF" none
+	authorized_is 0
+}
+
+@test "a USB interface waiting for a driver not registered yet is held by authorized 0 against its native driver, then bound" {
+	usb_stick
+	fake_later 0.3 fake_register usb usb-storage "match=$USB_IF"
+	fake_later 0.8 fake_register usb uas "match=$USB_IF"
+	run drvbind -t 5 "usb/$USB_IF:uas"
+	[ "$status" -eq 0 ]
+	# usb-storage registered first and could not take the interface
+	assert_output_is "drvbind: usb/$USB_IF: none -> uas"
+	assert_driver usb "$USB_IF" uas
+	authorized_is 1
+	assert_log <<-EOF
+	$USB_IF_DEV/authorized 0 -> ok
+	$USB_IF_DEV/authorized 1 -> ok
+	bus/usb/drivers/uas/bind $USB_IF -> ok
+	EOF
+}
+
+@test "a USB interface held for a driver that never comes is authorized again and probed, so its native driver takes it back" {
+	usb_stick
+	fake_driver usb usb-storage "match=$USB_IF"
+	run drvbind -t 1 "usb/$USB_IF:uas"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: usb/$USB_IF: driver uas not found; now on usb-storage (waited 1 s)"
+	assert_driver usb "$USB_IF" usb-storage
+	authorized_is 1
+	assert_log <<-EOF
+	$USB_IF_DEV/authorized 0 -> ok
+	$USB_IF_DEV/authorized 1 -> ok
+	bus/usb/drivers_probe $USB_IF -> ok
+	EOF
+}
+
+@test "a move of a USB interface left at authorized 0 authorizes it before the bind" {
+	usb_stick
+	fake_driver usb usb-storage "match=$USB_IF"
+	printf 0 >"$SYS/$USB_IF_DEV/authorized"
+	: >"$FAKE/log"
+	run drvbind "usb/$USB_IF:usb-storage"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/$USB_IF: none -> usb-storage"
+	assert_driver usb "$USB_IF" usb-storage
+	authorized_is 1
+	assert_log <<-EOF
+	$USB_IF_DEV/authorized 1 -> ok
+	bus/usb/drivers/usb-storage/bind $USB_IF -> ok
+	EOF
+}
+
+@test "a failed bind of a USB interface puts authorized back as it was and rebinds the old driver" {
+	fake_driver usb usb-storage "match=$USB_IF"
+	usb_stick driver=usb-storage
+	fake_driver usb uas "match=$USB_IF" probe=EIO
+	run drvbind "usb/$USB_IF:uas"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: usb/$USB_IF: usb-storage -> uas failed at bind: I/O error; back on usb-storage"
+	assert_driver usb "$USB_IF" usb-storage
+	authorized_is 1
+	assert_log <<-EOF
+	bus/usb/drivers/usb-storage/unbind $USB_IF -> ok
+	bus/usb/drivers/uas/bind $USB_IF -> EIO
+	$USB_IF_DEV/authorized 1 -> ok
+	bus/usb/drivers/usb-storage/bind $USB_IF -> ok
+	EOF
+}
+
+@test "none on a bus without driver_override or authorized unbinds a driver that binds the device while drvbind watches" {
+	fake_driver serio atkbd match=serio0
+	fake_device serio serio0 driver=atkbd
+	fake_later 1 fake_probe serio serio0
+	run drvbind -t 2 serio/serio0:none
+	[ "$status" -eq 0 ]
+	assert_output_is <<-EOF
+	drvbind: serio/serio0: atkbd -> none
+	drvbind: serio/serio0: atkbd bound it; unbound again
+	EOF
+	assert_driver serio serio0 none
+	assert_log <<-EOF
+	bus/serio/drivers/atkbd/unbind serio0 -> ok
+	bus/serio/drivers_probe serio0 -> ok
+	bus/serio/drivers/atkbd/unbind serio0 -> ok
+	EOF
+}
+
+@test "none on a bus nothing can hold waits on the unbind of a driver that is registering" {
+	fake_device serio serio0
+	fake_register serio atkbd match=serio0 steps=attach
+	assert_driver serio serio0 atkbd
+	fake_later 0.5 fake_register_rest serio atkbd
+	run drvbind -t 2 serio/serio0:none
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: serio/serio0: atkbd -> none"
+	assert_driver serio serio0 none
+}
+
+@test "none on a USB device (no interface: authorized there only deconfigures it) is watched, not held" {
+	fake_device usb 1-1 idVendor=0781 idProduct=5567 driver=usb
+	run drvbind -t 0 usb/1-1:none
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/1-1: usb -> none"
+	assert_driver usb 1-1 none
+	assert_log <<-EOF
+	bus/usb/drivers/usb/unbind 1-1 -> ok
+	EOF
+}
