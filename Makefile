@@ -79,7 +79,7 @@ TEST_BIN = build/test/fakesys build/test/uevent build/test/benchrun build/test/s
 # The cross architectures make check builds, boots and tests, and the
 # bats files whose cases check the binary itself on each of them.
 CROSS    = arm64 armhf
-CROSS_TESTS = test/build.bats test/rules.bats test/bind.bats test/wait.bats
+CROSS_TESTS = test/build.bats test/rules.bats test/bind.bats test/wait.bats test/register.bats
 
 # The packages the tests use (Debian names); the product needs musl alone.
 # initramfs-tools and dracut-core (not dracut, which conflicts with
@@ -202,7 +202,7 @@ check-cross: all $(O)/drvbind.syms $(TEST_BIN)
 # build/asan/log; any report there fails the run. No leak check: there
 # is no heap to leak, and LeakSanitizer cannot run under strace.
 FAKE_TESTS = test/build.bats test/fake.bats test/rules.bats test/bind.bats test/wait.bats \
-             test/hostile.bats test/faults.bats test/analysis.bats
+             test/register.bats test/hostile.bats test/faults.bats test/analysis.bats
 
 check-asan: deps
 	$(MAKE) all build/drvbind.syms build/asan/drvbind $(TEST_BIN)
