@@ -231,7 +231,7 @@ static void wait_driver(struct rule *r, const char *step)
  */
 static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, const char *hp, int bind)
 {
-	const char *to = r->none ? "" : r->s.drv, *step, *val = NULL;
+	const char *to = r->none ? "" : r->s.drv, *step = NULL, *val = NULL;
 	char now[NAME_SZ];
 	int fwd = 1;
 
@@ -262,9 +262,22 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
 		 * through. An override held already (a driver registering
 		 * meanwhile) is not written again at every look.
 		 */
-		if (val && ((r->hold == OVERRIDE && !r->held) || strcmp(hv, val)) && attr_put(hfd, hp, val) < 0)
-			step = hold_attr(r);
-		else
+		if (val && ((r->hold == OVERRIDE && !r->held) || strcmp(hv, val))) {
+			/*
+			 * The store waits under the device lock for a probe
+			 * that was running (a native driver on a device just
+			 * added), which then binds whatever the hold says:
+			 * what the device is on is read again after it
+			 * (authorized 0 has unbound it by then).
+			 */
+			if (attr_put(hfd, hp, val) < 0)
+				step = hold_attr(r);
+			else if (dev_driver(r->bus, r->s.dev, now) < 0)
+				step = "driver link";
+			else if (now[0])
+				copy(r->orig, now);
+		}
+		if (!step)
 			step = dev_move(r, to, fwd, bind, now);
 		/*
 		 * Until the bus has finished adding a new device (PCI sets
@@ -289,7 +302,7 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
 			return;
 		}
 	}
-	if (strcmp(cur, to))
+	if (strcmp(r->orig, to))
 		say_moved(r, drv_or_none(to));
 	else
 		say_stays(r, to);

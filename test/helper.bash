@@ -474,7 +474,9 @@ fake_device() {
 #   short (len-1 reported, nothing happens), pass (the write goes
 #   through, so the next line is for a later write), unplug:ID (the write
 #   happens, then device ID is hot-unplugged), unregister:B/D (the write
-#   happens, then driver D of bus B unbinds its devices and goes away)
+#   happens, then driver D of bus B unbinds its devices and goes away),
+#   probing:D (D was probing the attribute's device: the store waits
+#   for that probe, which binds the device, then happens)
 fake_fault() {
 	printf '%s\n' "$*" >>"$FAKE/back/.fake_faults"
 }

@@ -56,6 +56,22 @@ authorized_is() {
 	override_is '(null)'
 }
 
+@test "none on a device its native driver was probing as the override was written is seen bound, and unbound" {
+	fake_driver pci e1000 "match=$E1000"
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
+	# the store waits for the probe under the device lock (seen on 6.1)
+	fake_fault "bus/pci/devices/$E1000/driver_override" probing:e1000
+	run drvbind "pci/$E1000:none"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> none"
+	assert_driver pci "$E1000" none
+	override_is none
+	assert_log <<-EOF
+	$E1000_DEV/driver_override none -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	EOF
+}
+
 @test "none on a USB interface writes authorized 0, which unbinds its driver, with no unbind" {
 	usb_stick driver=usb-storage
 	run drvbind "usb/$USB_IF:none"

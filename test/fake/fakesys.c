@@ -44,8 +44,12 @@
  * where ACTION is an errno name (the write fails, nothing happens),
  * "short", "pass" (the write goes through: a later line takes the
  * next write), "unplug:ID" (the write happens, then device ID is
- * hot-unplugged) or "unregister:BUS/DRIVER" (the write happens, then the
+ * hot-unplugged), "unregister:BUS/DRIVER" (the write happens, then the
  * driver unregisters: its devices are unbound and its directory goes)
+ * or "probing:DRIVER" (DRIVER of the device's bus was probing the
+ * device the attribute belongs to: a store takes the device lock, so it
+ * waits for that probe, which binds the device whatever the store then
+ * says; then the write happens)
  * and are invisible through the mount (but for .fake_ctl, above).
  *
  * With FAKESYS_TIMES=FILE in the environment, every logged write is also
@@ -1106,6 +1110,24 @@ static int ctl(const char *raw, size_t len)
 	return -EINVAL;
 }
 
+/*
+ * A probe that was running when a store to one of the device's
+ * attributes came: it finishes first and binds the device to drv.
+ */
+static void probing(const char *attr, const char *drv)
+{
+	char dev[PATHSZ], p[PATHSZ], t[PATHSZ], bus[PATHSZ], cur[PATHSZ];
+	char *slash;
+
+	if (fmt(dev, sizeof dev, "%s", attr) || !(slash = strrchr(dev, '/')))
+		return;
+	*slash = 0;
+	if (fmt(p, sizeof p, "%s/subsystem", dev) || link_read(p, t, sizeof t) ||
+	    fmt(bus, sizeof bus, "%s", base(t)) || dev_driver(dev, cur, sizeof cur))
+		return;
+	links_make(bus, drv, base(dev), dev);
+}
+
 /* a fault's path, with the links of its directory resolved like ours */
 static int fault_path(const char *path, char *out, size_t n)
 {
@@ -1327,6 +1349,10 @@ static int fs_write(const char *path, const char *buf, size_t n, off_t off,
 	fault_take(r, act, sizeof act);
 	if (!strcmp(act, "pass"))
 		act[0] = 0;
+	if (!strncmp(act, "probing:", 8)) {
+		probing(r, act + 8);
+		act[0] = 0;
+	}
 	if (act[0] && strncmp(act, "unplug:", 7) && strncmp(act, "unregister:", 11)) {
 		if (!strcmp(act, "short")) {
 			log_write(r, buf, len, "short");
