@@ -2,9 +2,10 @@
 # The real-kernel tier: Debian's kernel under QEMU (TCG), a busybox
 # initramfs whose /init runs drvbind and reports on the second serial
 # port; drvbind comes from the prepend image concatenated in front of it.
-# Six boots (test/qemu/run.sh, two at a time) serve every test; two of
-# them run drvbind as PID 1. The guest's side is test/qemu/guest/, one
-# script per boot.
+# Eight boots on Debian 12's kernel (test/qemu/run.sh, two at a time)
+# serve every test; two of them run drvbind as PID 1. Three of them boot
+# again on 5.10 and 6.12 (the kernel matrix, at the end). The guest's
+# side is test/qemu/guest/, one script per boot.
 #
 # Results are lines "RUN.KEY VALUE" in build/qemu/out/BOOT/results:
 #   RUN.status / RUN.ms      drvbind's exit status and run time
@@ -13,6 +14,7 @@
 #                            lines are facility user, so <11> err, <14> info)
 #   RUN.link BUS/DEV DRIVER  the driver link afterwards (or none)
 #   RUN.override BUS/DEV V   driver_override afterwards
+#   RUN.authorized V         a USB interface's authorized afterwards
 #   RUN.modprobe WHO: ARGS   who ran /sbin/modprobe (the kernel runs it too)
 #   init.KEY                 what /init found when it started (pid, argv,
 #                            env, premount, dirs, mount, fd, sigign)
@@ -22,6 +24,18 @@ load qemu/results
 setup_file() {
 	# fetches the kernel on first use, builds the initramfs, boots
 	boot_all test/qemu/run.sh build/qemu
+}
+
+# has_re BOOT KEY ERE: one of KEY's lines is KEY and then all of ERE.
+# Where the device's own driver probes it as it appears, drvbind may
+# look before that driver has bound it or after: its outcome is said
+# either way.
+has_re() {
+	grep -F -- "$2 " "$QEMU_OUT/$1/results" | grep -qxE -- "$2 $3" && return 0
+	echo "$1: no line: $2 $3 (an ERE)"
+	echo "$1: $2 lines are:"
+	grep -F -- "$2 " "$QEMU_OUT/$1/results"
+	return 1
 }
 
 @test "the kernel is the one linux-image-amd64 depends on, unpacked once into build/qemu and reused" {
@@ -36,70 +50,115 @@ setup_file() {
 	is cache "$output" "$TOP/build/qemu/kernel $kver"
 }
 
+# The pci boot's checks, each on the boot pci$1: $1 is "" for Debian 12's
+# kernel, @SUITE for another (the kernel matrix, at the end).
+
+pciboot_move() {
+	local b=pci$1
+	booted "$b"
+	status_is "$b" cmdline 0
+	has "$b" cmdline.link "pci/0000:00:05.0 pci-stub"
+	has "$b" cmdline.override "pci/0000:00:05.0 pci-stub"
+	has "$b" cmdline.dmesg "<14>drvbind: pci/0000:00:05.0: e1000 -> pci-stub"
+	has "$b" cmdline.dmesg "<6>pci-stub 0000:00:05.0: claimed by stub"
+}
+
 @test "e1000 at 0000:00:05.0 moves to pci-stub through driver_override, by a rule on the real command line" {
-	booted pci
-	status_is pci cmdline 0
-	has pci cmdline.link "pci/0000:00:05.0 pci-stub"
-	has pci cmdline.override "pci/0000:00:05.0 pci-stub"
-	has pci cmdline.dmesg "<14>drvbind: pci/0000:00:05.0: e1000 -> pci-stub"
-	has pci cmdline.dmesg "<6>pci-stub 0000:00:05.0: claimed by stub"
+	pciboot_move ""
+}
+
+pciboot_none() {
+	local b=pci$1
+	booted "$b"
+	status_is "$b" cmdline 0
+	has "$b" cmdline.link "pci/0000:00:06.0 none"
+	has "$b" cmdline.override "pci/0000:00:06.0 none"
+	has "$b" cmdline.dmesg "<14>drvbind: pci/0000:00:06.0: e1000 -> none"
 }
 
 @test "the rule none leaves e1000 at 0000:00:06.0 without a driver, kept so by driver_override" {
-	booted pci
-	status_is pci cmdline 0
-	has pci cmdline.link "pci/0000:00:06.0 none"
-	has pci cmdline.override "pci/0000:00:06.0 none"
-	has pci cmdline.dmesg "<14>drvbind: pci/0000:00:06.0: e1000 -> none"
+	pciboot_none ""
+}
+
+pciboot_already() {
+	local b=pci$1
+	booted "$b"
+	status_is "$b" cmdline 0
+	has "$b" cmdline.link "pci/0000:00:07.0 e1000"
+	has "$b" cmdline.override "pci/0000:00:07.0 (null)"
+	has "$b" cmdline.dmesg "<14>drvbind: pci/0000:00:07.0: already on e1000"
+	# nothing was unbound: no second "eth" line for 00:07.0 in the log
+	! grep -q '^cmdline\.dmesg .*e1000 0000:00:07.0' "$QEMU_OUT/$b/results"
 }
 
 @test "a device already on the wanted driver is left alone and reported as such" {
-	booted pci
-	status_is pci cmdline 0
-	has pci cmdline.link "pci/0000:00:07.0 e1000"
-	has pci cmdline.override "pci/0000:00:07.0 (null)"
-	has pci cmdline.dmesg "<14>drvbind: pci/0000:00:07.0: already on e1000"
-	# nothing was unbound: no second "eth" line for 00:07.0 in the log
-	! grep -q '^cmdline\.dmesg .*e1000 0000:00:07.0' "$QEMU_OUT/pci/results"
+	pciboot_already ""
+}
+
+pciboot_usbnone() {
+	local b=pci$1
+	booted "$b"
+	status_is "$b" usbnone 0
+	has "$b" usbnone.link "usb/2-1:1.0 none"
+	has "$b" usbnone.dmesg "<14>drvbind: usb/2-1:1.0: usb-storage -> none"
+	# the command-line rules, settled before, are only confirmed
+	has "$b" usbnone.dmesg "<14>drvbind: pci/0000:00:05.0: already on pci-stub"
 }
 
 @test "the usb-storage stick's interface 2-1:1.0 is unbound by the rule none" {
-	booted pci
-	status_is pci usbnone 0
-	has pci usbnone.link "usb/2-1:1.0 none"
-	has pci usbnone.dmesg "<14>drvbind: usb/2-1:1.0: usb-storage -> none"
-	# the command-line rules, settled before, are only confirmed
-	has pci usbnone.dmesg "<14>drvbind: pci/0000:00:05.0: already on pci-stub"
+	pciboot_usbnone ""
+}
+
+pciboot_usbback() {
+	local b=pci$1
+	booted "$b"
+	status_is "$b" usbback 0
+	has "$b" usbback.link "usb/2-1:1.0 usb-storage"
+	has "$b" usbback.dmesg "<14>drvbind: usb/2-1:1.0: none -> usb-storage"
+	has "$b" usbback.dmesg "<6>scsi host0: usb-storage 2-1:1.0"
 }
 
 @test "the interface 2-1:1.0 goes back from no driver to usb-storage" {
-	booted pci
-	status_is pci usbback 0
-	has pci usbback.link "usb/2-1:1.0 usb-storage"
-	has pci usbback.dmesg "<14>drvbind: usb/2-1:1.0: none -> usb-storage"
-	has pci usbback.dmesg "<6>scsi host0: usb-storage 2-1:1.0"
+	pciboot_usbback ""
+}
+
+pciboot_vfio() {
+	local b=pci$1 err="Invalid argument"
+	local probe="<4>vfio-pci: probe of 0000:00:08.0 failed with error -22"
+	# 5.10's bind answers ENODEV for every probe that failed (6.1 passes
+	# the probe's own error on); 6.12 words the failure otherwise
+	case $1 in
+	@bullseye) err="No such device" ;;
+	@trixie) probe="<3>vfio-pci 0000:00:08.0: probe with driver vfio-pci failed with error -22" ;;
+	esac
+	booted "$b"
+	status_is "$b" vfio 1
+	has "$b" vfio.link "pci/0000:00:08.0 e1000"
+	has "$b" vfio.override "pci/0000:00:08.0 (null)"
+	has "$b" vfio.dmesg "$probe"
+	has "$b" vfio.dmesg "<11>drvbind: pci/0000:00:08.0: e1000 -> vfio-pci failed at bind: $err; back on e1000"
+	# the override was cleared before e1000 was asked again
+	has "$b" vfio.stderr 'drvbind: write bus/pci/devices/0000:00:08.0/driver_override "\x0a"'
+	has "$b" vfio.stderr 'drvbind: write bus/pci/drivers/e1000/bind "0000:00:08.0"'
 }
 
 @test "vfio-pci refusing e1000 without an IOMMU (EINVAL) leaves it back on e1000, exit 1, failure and rollback logged" {
-	booted pci
-	status_is pci vfio 1
-	has pci vfio.link "pci/0000:00:08.0 e1000"
-	has pci vfio.override "pci/0000:00:08.0 (null)"
-	has pci vfio.dmesg "<4>vfio-pci: probe of 0000:00:08.0 failed with error -22"
-	has pci vfio.dmesg "<11>drvbind: pci/0000:00:08.0: e1000 -> vfio-pci failed at bind: Invalid argument; back on e1000"
-	# the override was cleared before e1000 was asked again
-	has pci vfio.stderr 'drvbind: write bus/pci/devices/0000:00:08.0/driver_override "\x0a"'
-	has pci vfio.stderr 'drvbind: write bus/pci/drivers/e1000/bind "0000:00:08.0"'
+	pciboot_vfio ""
+}
+
+pciboot_uas() {
+	local b=pci$1
+	booted "$b"
+	status_is "$b" uas 1
+	has "$b" uas.link "usb/2-1:1.0 usb-storage"
+	has "$b" uas.dmesg "<11>drvbind: usb/2-1:1.0: usb-storage -> uas failed at bind: No such device after new_id \"46f4 0001 08\"; back on usb-storage"
+	# QEMU's stick is 46f4:0001, interface class 08 (mass storage)
+	has "$b" uas.stderr 'drvbind: write bus/usb/drivers/uas/new_id "46f4 0001 08"'
+	has "$b" uas.stderr 'drvbind: write bus/usb/drivers/uas/remove_id "46f4 0001 08"'
 }
 
 @test "uas refusing a bulk-only stick (ENODEV) is tried through new_id, then the stick is back on usb-storage, exit 1" {
-	booted pci
-	status_is pci uas 1
-	has pci uas.link "usb/2-1:1.0 usb-storage"
-	has pci uas.dmesg "<11>drvbind: usb/2-1:1.0: usb-storage -> uas failed at bind: No such device after new_id \"46f4 0001 08\"; back on usb-storage"
-	# QEMU's stick is 46f4:0001, interface class 08 (mass storage)
-	has pci uas.stderr 'drvbind: write bus/usb/drivers/uas/new_id "46f4 0001 08"'
-	has pci uas.stderr 'drvbind: write bus/usb/drivers/uas/remove_id "46f4 0001 08"'
+	pciboot_uas ""
 }
 
 @test "a missing device costs the 3 s timeout and exit 1, while the present device is moved at once" {
@@ -158,7 +217,9 @@ setup_file() {
 	status_is late late 0
 	has late late.link "usb/2-1:1.0 none"
 	has late late.dmesg "<6>scsi host0: usb-storage 2-1:1.0"
-	has late late.dmesg "<14>drvbind: usb/2-1:1.0: usb-storage -> none"
+	# authorized 0, written as usb-storage probes, waits for the probe
+	# and then unbinds it: which drvbind saw first decides the words
+	has_re late late.dmesg "<14>drvbind: usb/2-1:1\.0: (usb-storage -> none|already unbound)"
 	# done soon after the host controller came (timeout is 30 s)
 	xhci=$(val late late.xhci_ms) end=$(val late late.ms)
 	# waiting on for the deadline would take 20 s more
@@ -202,6 +263,226 @@ setup_file() {
 	has late pair.link "pci/0000:00:0b.0 pci-stub"
 	has late pair.stderr "drvbind: pci/0000:00:0a.0: none -> pci-stub"
 	has late pair.stderr "drvbind: pci/0000:00:0b.0: none -> pci-stub"
+}
+
+# When the native driver comes (test/qemu/guest/pcitiming.sh and
+# usbtiming.sh, one boot each): e1000 for the e1000s, usb-storage for the
+# stick's interface 2-1:1.0; loaded before drvbind starts, while it waits
+# with the device present (1 s in), or before a device that appears
+# while drvbind waits (1 s in: a PCI rescan after a remove; the USB
+# device's authorized 0, then 1, which makes its interfaces anew). Each
+# with `none` and with a move: to pci-stub, and to usb-storage itself
+# (registered meanwhile, already bound, or probing the new interface).
+# Every rule comes through a config file, so its outcome is logged as at
+# boot. After each none case the native driver is loaded once more,
+# drvbind gone (RUN.reload.*): it must not take the device.
+
+pci_none_while() {
+	local b=pcitiming$1
+	booted "$b"
+	status_is "$b" nonewhile 0
+	has "$b" nonewhile.before.link "pci/0000:00:05.0 none"
+	has "$b" nonewhile.dmesg "<14>drvbind: pci/0000:00:05.0: already unbound"
+	has "$b" nonewhile.link "pci/0000:00:05.0 none"
+	has "$b" nonewhile.override "pci/0000:00:05.0 none"
+	# e1000 loaded again after drvbind exited
+	has "$b" nonewhile.reload.link "pci/0000:00:05.0 none"
+}
+
+@test "pci, none, e1000 loaded while drvbind waits: the unbound device is held by driver_override none at once, and e1000 never takes it" {
+	pci_none_while ""
+}
+
+pci_move_while() {
+	local b=pcitiming$1
+	booted "$b"
+	status_is "$b" movewhile 0
+	has "$b" movewhile.before.link "pci/0000:00:06.0 none"
+	has "$b" movewhile.dmesg "<6>pci-stub 0000:00:06.0: claimed by stub"
+	has "$b" movewhile.dmesg "<14>drvbind: pci/0000:00:06.0: none -> pci-stub"
+	has "$b" movewhile.link "pci/0000:00:06.0 pci-stub"
+	has "$b" movewhile.override "pci/0000:00:06.0 pci-stub"
+}
+
+@test "pci, move, e1000 loaded while drvbind waits: the unbound device goes to pci-stub at once, before e1000 comes" {
+	pci_move_while ""
+}
+
+pci_none_before() {
+	local b=pcitiming$1
+	booted "$b"
+	status_is "$b" nonebefore 0
+	has "$b" nonebefore.before.link "pci/0000:00:07.0 e1000"
+	has "$b" nonebefore.dmesg "<14>drvbind: pci/0000:00:07.0: e1000 -> none"
+	has "$b" nonebefore.link "pci/0000:00:07.0 none"
+	has "$b" nonebefore.override "pci/0000:00:07.0 none"
+	has "$b" nonebefore.reload.link "pci/0000:00:07.0 none"
+}
+
+@test "pci, none, e1000 bound before drvbind starts: unbound, and e1000 loaded again later does not take it back" {
+	pci_none_before ""
+}
+
+pci_move_before() {
+	local b=pcitiming$1
+	booted "$b"
+	status_is "$b" movebefore 0
+	has "$b" movebefore.before.link "pci/0000:00:08.0 e1000"
+	has "$b" movebefore.dmesg "<6>pci-stub 0000:00:08.0: claimed by stub"
+	has "$b" movebefore.dmesg "<14>drvbind: pci/0000:00:08.0: e1000 -> pci-stub"
+	has "$b" movebefore.link "pci/0000:00:08.0 pci-stub"
+}
+
+@test "pci, move, e1000 bound before drvbind starts: e1000 -> pci-stub" {
+	pci_move_before ""
+}
+
+pci_none_after() {
+	local b=pcitiming$1
+	booted "$b"
+	status_is "$b" noneafter 0
+	has "$b" noneafter.before.link "pci/0000:00:0a.0 absent"
+	has_re "$b" noneafter.dmesg "<14>drvbind: pci/0000:00:0a\.0: (already unbound|e1000 -> none)"
+	# an override written while e1000 probes the new device waits for
+	# that probe (the device lock) and does not undo it: the device
+	# must still end unbound
+	has "$b" noneafter.link "pci/0000:00:0a.0 none"
+	has "$b" noneafter.override "pci/0000:00:0a.0 none"
+	has "$b" noneafter.reload.link "pci/0000:00:0a.0 none"
+	# the rescan was 1 s in; the -t 6 deadline would be 6000 and more
+	within run "$(val "$b" noneafter.ms)" 900 5000
+}
+
+@test "pci, none, the device rescanned in while drvbind waits, e1000 loaded: it ends unbound, drvbind exits once it came" {
+	pci_none_after ""
+}
+
+pci_move_after() {
+	local b=pcitiming$1
+	booted "$b"
+	status_is "$b" moveafter 0
+	has "$b" moveafter.before.link "pci/0000:00:0b.0 absent"
+	has_re "$b" moveafter.dmesg "<14>drvbind: pci/0000:00:0b\.0: (none|e1000) -> pci-stub"
+	has "$b" moveafter.dmesg "<6>pci-stub 0000:00:0b.0: claimed by stub"
+	has "$b" moveafter.link "pci/0000:00:0b.0 pci-stub"
+	within run "$(val "$b" moveafter.ms)" 900 5000
+}
+
+@test "pci, move, the device rescanned in while drvbind waits, e1000 loaded: it ends on pci-stub, drvbind exits once it came" {
+	pci_move_after ""
+}
+
+usb_move_while() {
+	local b=usbtiming$1
+	booted "$b"
+	status_is "$b" movewhile 0
+	has "$b" movewhile.before.link "usb/2-1:1.0 none"
+	# asked for once; the guest loads it 1 s in
+	is "modprobe requests" "$(count "$b" movewhile.modprobe "drvbind: modprobe -q -- usb-storage")" 1
+	has "$b" movewhile.stderr 'drvbind: write bus/usb/devices/2-1:1.0/authorized "0"'
+	# usb-storage's registration found the interface held
+	has "$b" movewhile.dmesg "<3>usb-storage 2-1:1.0: Interface 0 is not authorized for usage"
+	has "$b" movewhile.stderr 'drvbind: write bus/usb/devices/2-1:1.0/authorized "1"'
+	has "$b" movewhile.stderr 'drvbind: write bus/usb/drivers/usb-storage/bind "2-1:1.0"'
+	has "$b" movewhile.dmesg "<14>drvbind: usb/2-1:1.0: none -> usb-storage"
+	has "$b" movewhile.dmesg "<6>scsi host0: usb-storage 2-1:1.0"
+	has "$b" movewhile.link "usb/2-1:1.0 usb-storage"
+	has "$b" movewhile.authorized 1
+}
+
+@test "usb, move to usb-storage registering while drvbind waits: the interface is held with authorized 0 (its probe refused), then authorized and bound" {
+	usb_move_while ""
+}
+
+usb_none_while() {
+	local b=usbtiming$1
+	booted "$b"
+	status_is "$b" nonewhile 0
+	has "$b" nonewhile.before.link "usb/2-1:1.0 none"
+	has "$b" nonewhile.dmesg "<14>drvbind: usb/2-1:1.0: already unbound"
+	has "$b" nonewhile.dmesg "<3>usb-storage 2-1:1.0: Interface 0 is not authorized for usage"
+	has "$b" nonewhile.link "usb/2-1:1.0 none"
+	has "$b" nonewhile.authorized 0
+	# usb-storage out and in again, drvbind gone: still refused
+	has "$b" nonewhile.reload.dmesg "<3>usb-storage 2-1:1.0: Interface 0 is not authorized for usage"
+	has "$b" nonewhile.reload.link "usb/2-1:1.0 none"
+	has "$b" nonewhile.reload.authorized 0
+}
+
+@test "usb, none, usb-storage loaded while drvbind waits: authorized 0 keeps it from the interface, then and after drvbind exited" {
+	usb_none_while ""
+}
+
+usb_move_before() {
+	local b=usbtiming$1
+	booted "$b"
+	status_is "$b" movebefore 0
+	has "$b" movebefore.before.link "usb/2-1:1.0 usb-storage"
+	has "$b" movebefore.dmesg "<14>drvbind: usb/2-1:1.0: already on usb-storage"
+	! grep -q '^movebefore\.stderr drvbind: write ' "$QEMU_OUT/$b/results"
+	has "$b" movebefore.link "usb/2-1:1.0 usb-storage"
+	has "$b" movebefore.authorized 1
+}
+
+@test "usb, move to usb-storage, bound before drvbind starts: already on usb-storage, nothing written" {
+	usb_move_before ""
+}
+
+usb_none_before() {
+	local b=usbtiming$1
+	booted "$b"
+	status_is "$b" nonebefore 0
+	has "$b" nonebefore.before.link "usb/2-1:1.0 usb-storage"
+	has "$b" nonebefore.stderr 'drvbind: write bus/usb/devices/2-1:1.0/authorized "0"'
+	has "$b" nonebefore.dmesg "<14>drvbind: usb/2-1:1.0: usb-storage -> none"
+	has "$b" nonebefore.link "usb/2-1:1.0 none"
+	has "$b" nonebefore.authorized 0
+	has "$b" nonebefore.reload.dmesg "<3>usb-storage 2-1:1.0: Interface 0 is not authorized for usage"
+	has "$b" nonebefore.reload.link "usb/2-1:1.0 none"
+	has "$b" nonebefore.reload.authorized 0
+}
+
+@test "usb, none, usb-storage bound before drvbind starts: authorized 0 unbinds it, and usb-storage loaded again after drvbind exited does not take it back" {
+	usb_none_before ""
+}
+
+usb_none_after() {
+	local b=usbtiming$1
+	booted "$b"
+	status_is "$b" noneafter 0
+	has "$b" noneafter.before.link "usb/2-1:1.0 absent"
+	has "$b" noneafter.dmesg "<6>usb 2-1: authorized to connect"
+	has_re "$b" noneafter.dmesg "<14>drvbind: usb/2-1:1\.0: (usb-storage -> none|already unbound)"
+	has "$b" noneafter.link "usb/2-1:1.0 none"
+	has "$b" noneafter.authorized 0
+	has "$b" noneafter.reload.dmesg "<3>usb-storage 2-1:1.0: Interface 0 is not authorized for usage"
+	has "$b" noneafter.reload.link "usb/2-1:1.0 none"
+	has "$b" noneafter.reload.authorized 0
+	# the interface came 1 s in; the -t 8 deadline would be 8000 and more
+	within run "$(val "$b" noneafter.ms)" 900 6000
+}
+
+@test "usb, none, the interface made anew while drvbind waits and probed by usb-storage: it ends unbound and stays so after drvbind exited" {
+	usb_none_after ""
+}
+
+usb_move_after() {
+	local b=usbtiming$1
+	booted "$b"
+	status_is "$b" moveafter 0
+	has "$b" moveafter.before.link "usb/2-1:1.0 absent"
+	# 5.10's bind says ENODEV, not EBUSY, while usb-storage probes the
+	# interface: drvbind then teaches usb-storage the id it already had
+	local new_id=
+	[[ $1 != @bullseye ]] || new_id='( \(new_id "46f4 0001 08"\))?'
+	has_re "$b" moveafter.dmesg "<14>drvbind: usb/2-1:1\.0: (none -> usb-storage$new_id|already on usb-storage)"
+	has "$b" moveafter.link "usb/2-1:1.0 usb-storage"
+	has "$b" moveafter.authorized 1
+	within run "$(val "$b" moveafter.ms)" 900 6000
+}
+
+@test "usb, move to usb-storage, the interface made anew while drvbind waits and probed by usb-storage: it ends on usb-storage" {
+	usb_move_after ""
 }
 
 # The PID 1 boots (test/qemu/guest/pid1.sh, myinit.sh): the kernel runs
@@ -273,16 +554,28 @@ setup_file() {
 	[[ -n $(val pid1 pid1.child) ]] || { echo "no drvbind child running when /init started"; false; }
 	has pid1 pid1.before.link "pci/0000:00:05.0 none"
 	has pid1 pid1.before.override "pci/0000:00:05.0 pci-stub"
-	has pid1 pid1.dmesg "<14>drvbind: waiting in the background for 1 rule(s)"
+	# with the none rules of pnp 00:05 and serio0, which it watches: on
+	# those buses nothing keeps a driver away
+	has pid1 pid1.dmesg "<14>drvbind: waiting in the background for 3 rule(s)"
 	# e1000 loaded by the init did not take it
 	has pid1 pid1.held.link "pci/0000:00:05.0 none"
-	# pci-stub loaded by the init: the child bound the device and ended
+	# pci-stub loaded by the init: the child bound the device, and
+	# watches on until its 30 s deadline
 	has pid1 pid1.after.link "pci/0000:00:05.0 pci-stub"
 	has pid1 pid1.dmesg "<6>pci-stub 0000:00:05.0: claimed by stub"
 	has pid1 pid1.dmesg "<14>drvbind: pci/0000:00:05.0: none -> pci-stub"
-	is "child after" "$(val pid1 pid1.child_after)" ""
+	[[ -n $(val pid1 pid1.child_after) ]] || { echo "the child stopped watching before its deadline"; false; }
 	# asked for once (by PID 1, before /proc was the init's: who is '?')
 	is "modprobe requests" "$(grep -c ': modprobe -q -- pci-stub$' "$QEMU_OUT/pid1/results")" 1
+}
+
+@test "none on a bus without driver_override (pnp): the background child watches 00:05 and unbinds rtc_cmos when it probes the device again" {
+	booted pid1
+	has pid1 pid1.after.link "pnp/00:05 none"
+	[[ -n $(val pid1 pid1.child_after) ]] || { echo "no drvbind child watching"; false; }
+	# the init wrote 00:05 to the bus's drivers_probe: rtc_cmos bound it
+	has pid1 pid1.dmesg "<14>drvbind: pnp/00:05: rtc_cmos bound it; unbound again"
+	has pid1 pid1.watch.link "pnp/00:05 none"
 }
 
 @test "as PID 1 in an image with a static /dev/null but no /dev/kmsg, drvbind still writes its lines to the kernel log" {
@@ -308,4 +601,68 @@ setup_file() {
 	# the good rule beside them applied
 	has myinit myinit.dmesg "<14>drvbind: serio/serio0: atkbd -> none"
 	has myinit myinit.link "serio/serio0 none"
+}
+
+# The kernel matrix: the pci boot and the two timing boots again on
+# Debian 11's kernel (5.10, bullseye) and Debian 13's (6.12, trixie),
+# booted by run.sh as pci@bullseye and so on, with the same checks as on
+# 6.1 (each takes the suite). QEMU_SUITES names the suites (default
+# "bullseye trixie"; empty: none), and a suite left out is skipped here.
+
+# on_suite SUITE: the suite was booted, by the kernel kernel.sh fetched
+# from it: each of its boots' consoles names that version.
+on_suite() {
+	local kver b
+	[[ " ${QEMU_SUITES-bullseye trixie} " == *" $1 "* ]] || skip "$1 is not in QEMU_SUITES"
+	kver=$(cat "$TOP/build/qemu/$1/kver" 2>/dev/null) ||
+		{ echo "no kernel from $1: see build/qemu/run.log (QEMU_SUITES= leaves it out)"; return 1; }
+	for b in pci pcitiming usbtiming; do
+		booted "$b@$1"
+		grep -q "Linux version $kver " "$QEMU_OUT/$b@$1/console.log" ||
+			{ echo "$b@$1 did not boot $kver"; return 1; }
+	done
+}
+
+@test "Linux 5.10 (Debian 11): the pci boot: e1000 to pci-stub and none, already on e1000, the stick to none and back, vfio-pci and uas refused and rolled back" {
+	on_suite bullseye
+	[[ $(cat "$TOP/build/qemu/bullseye/kver") == 5.10.* ]]
+	for f in pciboot_move pciboot_none pciboot_already pciboot_usbnone pciboot_usbback pciboot_vfio pciboot_uas; do
+		"$f" @bullseye
+	done
+}
+
+@test "Linux 5.10 (Debian 11): none and a move to pci-stub, e1000 loaded before drvbind, while it waits, and before the device appears" {
+	on_suite bullseye
+	for f in pci_none_while pci_move_while pci_none_before pci_move_before pci_none_after pci_move_after; do
+		"$f" @bullseye
+	done
+}
+
+@test "Linux 5.10 (Debian 11): none and a move to usb-storage, usb-storage loaded before drvbind, while it waits, and before the interface appears" {
+	on_suite bullseye
+	for f in usb_move_while usb_none_while usb_move_before usb_none_before usb_none_after usb_move_after; do
+		"$f" @bullseye
+	done
+}
+
+@test "Linux 6.12 (Debian 13): the pci boot: e1000 to pci-stub and none, already on e1000, the stick to none and back, vfio-pci and uas refused and rolled back" {
+	on_suite trixie
+	[[ $(cat "$TOP/build/qemu/trixie/kver") == 6.12.* ]]
+	for f in pciboot_move pciboot_none pciboot_already pciboot_usbnone pciboot_usbback pciboot_vfio pciboot_uas; do
+		"$f" @trixie
+	done
+}
+
+@test "Linux 6.12 (Debian 13): none and a move to pci-stub, e1000 loaded before drvbind, while it waits, and before the device appears" {
+	on_suite trixie
+	for f in pci_none_while pci_move_while pci_none_before pci_move_before pci_none_after pci_move_after; do
+		"$f" @trixie
+	done
+}
+
+@test "Linux 6.12 (Debian 13): none and a move to usb-storage, usb-storage loaded before drvbind, while it waits, and before the interface appears" {
+	on_suite trixie
+	for f in usb_move_while usb_none_while usb_move_before usb_none_before usb_none_after usb_move_after; do
+		"$f" @trixie
+	done
 }

@@ -6,14 +6,19 @@
 # apt's own download). The unpacked tree is the cache: a later run that
 # finds it reuses it and reaches no registry.
 #
-#   test/qemu/kernel.sh [CACHEDIR [METAPACKAGE]]   prints DIR KVER on stdout
+#   test/qemu/kernel.sh [CACHEDIR [METAPACKAGE [SUITE]]]   prints DIR KVER
 #
 # DIR holds boot/vmlinuz-KVER and lib/modules/KVER with a fresh depmod
-# (kmod reads modules of any architecture).
+# (kmod reads modules of any architecture). Without SUITE the package is
+# the one this machine's apt sources name; with one (bullseye, trixie)
+# it is that suite's, from the same Debian archive, through a sources
+# list and package lists of its own under CACHEDIR/apt (removed once the
+# kernel is unpacked): the machine's apt configuration is not touched.
 set -eu
 
 cache=${1:-build/qemu}
 meta=${2:-linux-image-amd64}
+suite=${3:-}
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
 
@@ -27,18 +32,43 @@ if [ -s "$cache/kver" ]; then
 	fi
 fi
 
+# apt_do CMD ARGS...: apt-get or apt-cache on the machine's sources, or on the
+# suite's own list.
+apt_do() {
+	cmd=$1
+	shift
+	if [ -n "$suite" ]; then
+		set -- -o "Dir::Etc::SourceList=$cache/apt/sources.list" \
+			-o Dir::Etc::SourceParts=/dev/null \
+			-o "Dir::State::Lists=$cache/apt/lists" \
+			-o "Dir::Cache=$cache/apt/cache" "$@"
+	fi
+	"$cmd" "$@"
+}
+if [ -n "$suite" ]; then
+	# The Debian archive the machine's sources name (one-line or deb822
+	# format), the first URI that ends in /debian.
+	archive=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+		/etc/apt/sources.list.d/*.sources 2>/dev/null |
+		sed -n -e 's/^URIs://p' -e 's/^deb \(\[[^]]*\] *\)\{0,1\}\([^ ]*\).*/\2/p' |
+		tr ' ' '\n' | grep -m 1 '/debian/*$') || archive=http://deb.debian.org/debian
+	mkdir -p "$cache/apt/lists/partial" "$cache/apt/cache/archives/partial"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $archive $suite main" \
+		>"$cache/apt/sources.list"
+fi
+
 # The metapackage names the versioned image package; that one is fetched.
 depends() {
-	apt-cache depends "$meta" 2>/dev/null |
+	apt_do apt-cache depends "$meta" 2>/dev/null |
 		awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }'
 }
 pkg=$(depends)
 if [ -z "$pkg" ]; then
-	# apt's lists may be empty on a fresh machine
-	apt-get update >/dev/null 2>&1 || true
+	# apt's lists may be empty on a fresh machine, a suite's always are
+	apt_do apt-get update >/dev/null 2>&1 || true
 	pkg=$(depends)
 fi
-[ -n "$pkg" ] || { echo "kernel.sh: $meta names no image package" >&2; exit 1; }
+[ -n "$pkg" ] || { echo "kernel.sh: $meta names no image package${suite:+ in $suite}" >&2; exit 1; }
 # a foreign architecture's package is named PKG:ARCH, its file PKG_VER_ARCH.deb
 name=${pkg%:*}
 kver=${name#linux-image-}
@@ -46,12 +76,19 @@ kver=${name#linux-image-}
 rm -rf "$cache/kernel" "$cache/kver" "$cache"/linux-image-*.deb
 # apt-get download writes to the current directory. As root it warns
 # that its sandbox user cannot write there and downloads unsandboxed: harmless.
-(cd "$cache" && apt-get download "$pkg" >&2) || {
+(cd "$cache" && apt_do apt-get download "$pkg" >&2) || {
 	echo "kernel.sh: apt-get download $pkg failed" >&2
 	exit 1
 }
 dpkg -x "$cache"/"$name"_*.deb "$cache/kernel"
+# Since trixie the modules are under usr/lib/modules (and .ko.xz): depmod
+# -b and modprobe -d look under lib/modules, as the merged /usr has it.
+if [ ! -d "$cache/kernel/lib/modules" ] && [ -d "$cache/kernel/usr/lib/modules" ]; then
+	ln -s usr/lib "$cache/kernel/lib"
+fi
 depmod -b "$cache/kernel" "$kver"
 rm -f "$cache"/"$name"_*.deb
+# a suite's package lists served this fetch only: the unpacked tree is the cache
+[ -z "$suite" ] || rm -rf "$cache/apt"
 echo "$kver" >"$cache/kver"
 echo "$cache/kernel $kver"

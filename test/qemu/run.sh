@@ -3,9 +3,14 @@
 # guest's report in build/qemu/out/NAME/results ("RUN.KEY VALUE" lines,
 # see test/qemu.bats), beside its console.log.
 #
-#   test/qemu/run.sh [SCENARIO...]   late pid1 pci missing malformed myinit
+#   test/qemu/run.sh [SCENARIO[@SUITE]...]   late pcitiming usbtiming
+#                          pid1 pci missing malformed myinit, then
+#                          pcitiming@S usbtiming@S pci@S for each S of
+#                          QEMU_SUITES (default "bullseye trixie")
 #
-# The kernel is fetched once and cached (kernel.sh); the initramfs is
+# Without @SUITE the kernel is Debian 12's (6.1); pci@bullseye boots the
+# scenario pci on Debian 11's (5.10), reported in build/qemu/out/pci@bullseye.
+# Each kernel is fetched once and cached (kernel.sh); the initramfs is
 # rebuilt every run, so it always carries the current build/drvbind.
 # Every boot's initramfs is the prepend image (make initramfs:
 # build/drvbind.cpio, /sbin/drvbind alone) with the busybox test image
@@ -28,15 +33,43 @@ else
 	make -s "$prepend"
 fi
 
-# longest first, so the boots running side by side end close together
-set -- ${*:-late pid1 pci missing malformed myinit}
+# Longest first, so the boots running side by side end close together;
+# then the core scenarios again on each kernel of QEMU_SUITES.
+if [ $# -eq 0 ]; then
+	set -- late pcitiming usbtiming pid1 pci missing malformed myinit
+	for suite in ${QEMU_SUITES-bullseye trixie}; do
+		set -- "$@" "pcitiming@$suite" "usbtiming@$suite" "pci@$suite"
+	done
+fi
 
-k=$(sh $q/kernel.sh build/qemu)
-kdir=${k% *} kver=${k##* }
-kernel=$kdir/boot/vmlinuz-$kver
-sh $q/initramfs.sh "$kdir" "$kver" build/qemu/test.cpio
-initrd=build/qemu/boot.cpio
-cat "$prepend" build/qemu/test.cpio >"$initrd"
+# The kernel and test image of each suite named, once per run: Debian
+# 12's own in build/qemu, another suite's in build/qemu/SUITE (kernel.sh
+# fetches it from that suite). DIR/boot.cpio is the prepend image and
+# the test image, DIR/boot.kernel names the kernel.
+# A suite whose kernel cannot be fetched (an archive gone) costs its own
+# boots only: their checks then say so.
+prepared=
+for s; do
+	suite=
+	case $s in
+	*@*) suite=${s#*@} ;;
+	esac
+	dir=build/qemu${suite:+/$suite}
+	case " $prepared " in
+	*" $dir "*) continue ;;
+	esac
+	prepared="$prepared $dir"
+	rm -f "$dir/boot.kernel"
+	if ! k=$(sh $q/kernel.sh "$dir" linux-image-amd64 "$suite"); then
+		[ -n "$suite" ] || exit 1
+		echo "run.sh: no kernel from $suite: its boots are left out" >&2
+		continue
+	fi
+	kdir=${k% *} kver=${k##* }
+	sh $q/initramfs.sh "$kdir" "$kver" "$dir/test.cpio"
+	cat "$prepend" "$dir/test.cpio" >"$dir/boot.cpio"
+	echo "$kdir/boot/vmlinuz-$kver" >"$dir/boot.kernel"
+done
 
 # QEMU devices. Fixed PCI addresses make fixed bus ids: addr=5 is
 # 0000:00:05.0; romfile= skips a network boot ROM nothing boots from.
@@ -51,12 +84,13 @@ stick='-device qemu-xhci,id=xhci,addr=9
 	-blockdev driver=null-co,node-name=stick,size=1048576
 	-device usb-storage,bus=xhci.0,drive=stick'
 
-# boot NAME APPEND QEMU-ARG...: with the image $img, or else $initrd.
+# boot NAME APPEND QEMU-ARG...: with the image $img, or else $initrd;
+# the report goes to build/qemu/out/NAME$tag (tag: @SUITE or nothing).
 boot() {
 	name=$1 append=$2
 	shift 2
-	rm -rf "${out:?}/$name"
-	sh $q/boot.sh "$kernel" "${img:-$initrd}" "$out/$name" "scenario=$name $append" "$@"
+	rm -rf "${out:?}/$name$tag"
+	sh $q/boot.sh "$kernel" "${img:-$initrd}" "$out/$name$tag" "scenario=$name $append" "$@"
 }
 
 # newc NAME MODE RDEV-MAJOR RDEV-MINOR: one entry of a newc archive with
@@ -84,7 +118,17 @@ longpath=/$(printf '%0600d' 0 | tr 0 p)
 hostile="drvbind=pnp/00:05:serial drvbind=../../../../dev/sda:x drvbind=serio0:/sbin/init"
 hostile="$hostile drvbind.timeout=99999999999999999999"
 
+# scenario NAME[@SUITE]: one boot, on that suite's kernel.
 scenario() {
+	dir=build/qemu tag=
+	case $1 in
+	*@*)
+		dir=$dir/${1#*@} tag=@${1#*@}
+		set -- "${1%@*}" ;;
+	esac
+	[ -s "$dir/boot.kernel" ] || return 1
+	kernel=$(cat "$dir/boot.kernel")
+	initrd=$dir/boot.cpio
 	case $1 in
 	pci)
 		boot pci "drvbind=pci/0000:00:05.0:pci-stub drvbind=0000:00:06.0:none drvbind=0000:00:07.0:e1000" \
@@ -117,29 +161,43 @@ scenario() {
 		# driver "serial" does not match the RTC at 00:05: ENODEV, so
 		# it goes back to rtc_cmos): none of it may keep the next init
 		# from running.
-		img=build/qemu/myinit.cpio
+		img=$dir/myinit.cpio
 		{
 			cat "$initrd"
 			newc dev/null $((0020666)) 1 3
 			newc TRAILER!!! 0 0 0
 		} >"$img"
 		boot myinit "rdinit=/sbin/drvbind drvbind.init=$longpath drvbind.init=/sbin/myinit $hostile drvbind=serio0:none" ;;
+	pcitiming)
+		# one e1000 per case; no rule on the command line
+		boot pcitiming "" $(e1000 5 6 7 8 0a 0b) ;;
+	usbtiming)
+		boot usbtiming "" $stick ;;
 	*)
 		echo "run.sh: no scenario $1" >&2
 		return 1 ;;
 	esac
 }
 
+# A pool of $jobs boots: the next starts as soon as one has ended (each
+# ends by its QEMU_TIMEOUT at the latest).
 jobs=${QEMU_JOBS:-$(nproc 2>/dev/null || echo 1)}
-n=0
 pids=
 for s; do
+	while :; do
+		left= n=0
+		for p in $pids; do
+			if kill -0 "$p" 2>/dev/null; then
+				left="$left $p" n=$((n + 1))
+			else
+				wait "$p" || true
+			fi
+		done
+		pids=$left
+		[ "$n" -ge "$jobs" ] || break
+		sleep 0.5
+	done
 	scenario "$s" &
 	pids="$pids $!"
-	n=$((n + 1))
-	if [ "$n" -ge "$jobs" ]; then
-		for p in $pids; do wait "$p" || true; done
-		n=0 pids=
-	fi
 done
 for p in $pids; do wait "$p" || true; done

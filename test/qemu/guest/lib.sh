@@ -31,13 +31,14 @@ driver_of() {
 	fi
 }
 
-# Load modules (and what they depend on) from the lists built on the host.
+# Load modules (and what they depend on) from the lists built on the host;
+# trixie's are compressed, NAME.ko.xz.
 load() {
 	local m ko n
 	for m; do
 		while read -r ko; do
 			n=${ko##*/}
-			n=${n%.ko}
+			n=${n%.ko*}
 			n=$(echo "$n" | tr - _)
 			[ -d "/sys/module/$n" ] && continue
 			insmod "$ko" || say "error insmod $ko"
@@ -54,28 +55,43 @@ now_ms() {
 	echo $((${up%.*} * 1000 + ${c#0} * 10))
 }
 
-# start NAME ARG...: drvbind in the background; finish NAME waits for it.
+# start NAME ARG...: drvbind in the background; finish waits for it.
 # The kernel log is cleared first, so what follows is this run's.
+# start_also NAME ARG...: one more beside it, the log kept; finish NAME
+# waits for that one. NAME.ms is drvbind's own run time, to its exit.
 start() {
-	run_name=$1
-	shift
 	dmesg -c >/dev/null
-	run_t0=$(now_ms)
-	drvbind "$@" 2>"/tmp/$run_name.err" &
-	run_pid=$!
+	start_also "$@"
 }
 
+start_also() {
+	run_name=$1
+	shift
+	run_t0=$(now_ms)
+	(
+		drvbind "$@" 2>"/tmp/$run_name.err"
+		st=$?
+		now_ms >"/tmp/$run_name.t1"
+		exit $st
+	) &
+	run_pid=$!
+	echo "$run_t0 $run_pid" >"/tmp/$run_name.run"
+}
+
+# finish [NAME]: the exit status, run time, messages, the kernel log
+# since start, and the modprobe requests not yet reported.
 finish() {
-	local st t1
-	wait "$run_pid"
+	local name=${1:-$run_name} st t0 pid t1
+	read -r t0 pid <"/tmp/$name.run"
+	wait "$pid"
 	st=$?
-	t1=$(now_ms)
-	say "$run_name.status $st"
-	say "$run_name.ms $((t1 - run_t0))"
-	say_lines "$run_name.stderr " <"/tmp/$run_name.err"
-	kernel_log | say_lines "$run_name.dmesg "
+	t1=$(cat "/tmp/$name.t1" 2>/dev/null || now_ms)
+	say "$name.status $st"
+	say "$name.ms $((t1 - t0))"
+	say_lines "$name.stderr " <"/tmp/$name.err"
+	kernel_log | say_lines "$name.dmesg "
 	if [ -f /run/modprobe.log ]; then
-		say_lines "$run_name.modprobe " </run/modprobe.log
+		say_lines "$name.modprobe " </run/modprobe.log
 		rm -f /run/modprobe.log
 	fi
 }
@@ -100,6 +116,16 @@ link() {
 settle() {
 	local i=0
 	while [ ! -L "/sys/bus/$1/devices/$2/driver" ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# appear BUS DEV: wait (10 s at most) until the device is there, bound
+# or not, as a USB device enumerating after its host controller loaded.
+appear() {
+	local i=0
+	while [ ! -e "/sys/bus/$1/devices/$2" ] && [ $i -lt 100 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
