@@ -9,13 +9,19 @@
 # Every boot has two e1000s: 0000:00:05.0 named by the rule baked into
 # the image (/etc/drvbind.conf: pci/0000:00:05.0:pci-stub) and
 # 0000:00:06.0 named by none, so that udev's coldplug loads e1000 and
-# would take both. The boot's command line adds a rule for 0000:00:1f.0,
-# which never appears, with drvbind.timeout=600: far longer than QEMU is
-# allowed to run, so a boot that waited for it would never reach the
-# root's init.
+# would take both. It also has a USB stick (usb-storage on qemu-xhci),
+# whose interface 2-1:1.0 the boot's command line sends to none: the
+# builders put xhci-pci and usb-storage in the image by their own choice
+# (mkinitramfs's MODULES=most, dracut --no-hostonly), so coldplug loads
+# usb-storage, which must not take it. The command line also adds a rule
+# for 0000:00:1f.0, which never appears, with drvbind.timeout=600: far
+# longer than QEMU is allowed to run, so a boot that waited for it would
+# never reach the root's init.
 #
 # Results are lines "root.KEY VALUE" in build/initramfs/out/IMAGE/results,
-# beside build.log (the builder's output) and contents (its file list).
+# beside build.log (the builder's output) and contents (its file list);
+# root.kmsg lines are the whole kernel log. DRVBIND=FILE boots another
+# binary (test/initramfs/run.sh).
 
 load qemu/results
 
@@ -51,6 +57,17 @@ applied() {
 	has "$1" root.dmesg "<14>drvbind: pci/0000:00:05.0: none -> pci-stub"
 }
 
+# unheld IMAGE: the rule on the command line held too: 2-1:1.0 had no
+# driver when the root's init started, though usb-storage was registered
+# (only the initramfs's coldplug loads it: the real root runs no udev), so
+# it had its chance at the interface; authorized 0 is what keeps it away.
+unheld() {
+	booted "$1"
+	has "$1" root.driver "usb-storage registered"
+	has "$1" root.link "usb/2-1:1.0 none"
+	has "$1" root.authorized "usb/2-1:1.0 0"
+}
+
 # waiting IMAGE ARGV: drvbind still runs in the real root, as ARGV,
 # waiting for the device that never appears: boot went on without it.
 waiting() {
@@ -58,7 +75,9 @@ waiting() {
 	procs=$(awk '$1 == "root.procs" { $1 = ""; print }' "$OUT/$1/results")
 	echo "$1: real root's init at $(awk '$1 == "root.uptime" { print $2 }' "$OUT/$1/results") s; drvbind processes:$procs"
 	[[ $procs == *":$2"* ]]
-	has "$1" root.dmesg "<14>drvbind: waiting in the background for 2 rule(s)"
+	# 0000:00:1f.0, 0000:00:05.0 (pci-stub still loading) and 2-1:1.0
+	# (xhci-pci not loaded before coldplug)
+	has "$1" root.dmesg "<14>drvbind: waiting in the background for 3 rule(s)"
 }
 
 @test "mkinitramfs, with the hook make install put in place, packs drvbind, its boot script, the config and pci-stub's module" {
@@ -71,6 +90,11 @@ waiting() {
 
 @test "booted from the mkinitramfs image, 0000:00:05.0 is on pci-stub before the real root's init runs, while e1000 took 0000:00:06.0" {
 	applied itools
+}
+
+@test "booted from the mkinitramfs image, the USB stick's interface 2-1:1.0, sent to none on the command line, has no driver when the real root's init runs, though coldplug loaded usb-storage" {
+	holds itools '/usb-storage\.ko$'
+	unheld itools
 }
 
 @test "with initramfs-tools, a rule whose device never appears leaves drvbind waiting in the background, and the real root's init starts" {
@@ -94,6 +118,11 @@ waiting() {
 	applied dracut
 }
 
+@test "booted from dracut's systemd initrd, the USB stick's interface 2-1:1.0, sent to none on the command line, has no driver when the real root's init runs, though coldplug loaded usb-storage" {
+	holds dracut '/usb-storage\.ko$'
+	unheld dracut
+}
+
 @test "in dracut's systemd initrd, drvbind's waiting child outlives the switch to the real root (argv[0] @drvbind) and does not hold up boot" {
 	booted dracut
 	waiting dracut "@drvbind -b"
@@ -110,4 +139,9 @@ waiting() {
 @test "booted from dracut's shell init, 0000:00:05.0 is on pci-stub before the real root's init runs, and drvbind still waits for the missing device" {
 	applied dracut-sh
 	waiting dracut-sh "/sbin/drvbind -b"
+}
+
+@test "booted from dracut's shell init, the USB stick's interface 2-1:1.0, sent to none on the command line, has no driver when the real root's init runs, though coldplug loaded usb-storage" {
+	holds dracut-sh '/usb-storage\.ko$'
+	unheld dracut-sh
 }
