@@ -247,9 +247,12 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
 		fwd = !r->none;
 	}
 	if (!strcmp(cur, to) && !(r->none && val && strcmp(hv, val))) {
-		/* A held override lets the kernel bind the driver as it registers. */
+		/*
+		 * A held override lets the kernel bind the driver as it
+		 * registers, or unbind the old one as it goes away.
+		 */
 		if (r->held)
-			say_moved(r, to);
+			say_moved(r, drv_or_none(to));
 		else
 			say_stays(r, to);
 		return;

@@ -56,6 +56,19 @@ authorized_is() {
 	override_is '(null)'
 }
 
+@test "none on a device whose driver is unregistering waits for its unbind, and names the driver it had" {
+	fake_driver pci e1000 "match=$E1000"
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override driver=e1000
+	# bind and unbind are gone; the device is still bound
+	fake_unregister pci e1000 steps=unbind
+	fake_later 0.5 fake_unregister_rest pci e1000
+	run drvbind -t 5 "pci/$E1000:none"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/$E1000: e1000 -> none"
+	assert_driver pci "$E1000" none
+	override_is none
+}
+
 @test "none on a device its native driver was probing as the override was written is seen bound, and unbound" {
 	fake_driver pci e1000 "match=$E1000"
 	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
