@@ -609,6 +609,21 @@ usb_move_after() {
 # 6.1 (each takes the suite). QEMU_SUITES names the suites (default
 # "bullseye trixie"; empty: none), and a suite left out is skipped here.
 
+# The checks of the pci boot and of the two timing boots, each a function
+# that takes the suite ("" for 6.1's boots, "@SUITE" for the others).
+PCI_BOOT_CHECKS=(pciboot_move pciboot_none pciboot_already pciboot_usbnone pciboot_usbback pciboot_vfio pciboot_uas)
+PCI_TIMING_CHECKS=(pci_none_while pci_move_while pci_none_before pci_move_before pci_none_after pci_move_after)
+USB_TIMING_CHECKS=(usb_move_while usb_none_while usb_move_before usb_none_before usb_none_after usb_move_after)
+
+# checks_on SUITE CHECK...: each check on the suite's boots
+checks_on() {
+	local suite=$1 f
+	shift
+	for f; do
+		"$f" "@$suite"
+	done
+}
+
 # on_suite SUITE: the suite was booted, by the kernel kernel.sh fetched
 # from it: each of its boots' consoles names that version.
 on_suite() {
@@ -626,43 +641,31 @@ on_suite() {
 @test "Linux 5.10 (Debian 11): the pci boot: e1000 to pci-stub and none, already on e1000, the stick to none and back, vfio-pci and uas refused and rolled back" {
 	on_suite bullseye
 	[[ $(cat "$TOP/build/qemu/bullseye/kver") == 5.10.* ]]
-	for f in pciboot_move pciboot_none pciboot_already pciboot_usbnone pciboot_usbback pciboot_vfio pciboot_uas; do
-		"$f" @bullseye
-	done
+	checks_on bullseye "${PCI_BOOT_CHECKS[@]}"
 }
 
 @test "Linux 5.10 (Debian 11): none and a move to pci-stub, e1000 loaded before drvbind, while it waits, and before the device appears" {
 	on_suite bullseye
-	for f in pci_none_while pci_move_while pci_none_before pci_move_before pci_none_after pci_move_after; do
-		"$f" @bullseye
-	done
+	checks_on bullseye "${PCI_TIMING_CHECKS[@]}"
 }
 
 @test "Linux 5.10 (Debian 11): none and a move to usb-storage, usb-storage loaded before drvbind, while it waits, and before the interface appears" {
 	on_suite bullseye
-	for f in usb_move_while usb_none_while usb_move_before usb_none_before usb_none_after usb_move_after; do
-		"$f" @bullseye
-	done
+	checks_on bullseye "${USB_TIMING_CHECKS[@]}"
 }
 
 @test "Linux 6.12 (Debian 13): the pci boot: e1000 to pci-stub and none, already on e1000, the stick to none and back, vfio-pci and uas refused and rolled back" {
 	on_suite trixie
 	[[ $(cat "$TOP/build/qemu/trixie/kver") == 6.12.* ]]
-	for f in pciboot_move pciboot_none pciboot_already pciboot_usbnone pciboot_usbback pciboot_vfio pciboot_uas; do
-		"$f" @trixie
-	done
+	checks_on trixie "${PCI_BOOT_CHECKS[@]}"
 }
 
 @test "Linux 6.12 (Debian 13): none and a move to pci-stub, e1000 loaded before drvbind, while it waits, and before the device appears" {
 	on_suite trixie
-	for f in pci_none_while pci_move_while pci_none_before pci_move_before pci_none_after pci_move_after; do
-		"$f" @trixie
-	done
+	checks_on trixie "${PCI_TIMING_CHECKS[@]}"
 }
 
 @test "Linux 6.12 (Debian 13): none and a move to usb-storage, usb-storage loaded before drvbind, while it waits, and before the interface appears" {
 	on_suite trixie
-	for f in usb_move_while usb_none_while usb_move_before usb_none_before usb_none_after usb_move_after; do
-		"$f" @trixie
-	done
+	checks_on trixie "${USB_TIMING_CHECKS[@]}"
 }
