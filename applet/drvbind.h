@@ -46,6 +46,7 @@ struct rule {
 	int hold;		/* what holds the device: enum hold */
 	int watch;		/* a none rule with no hold, watching its device */
 	int err;		/* the refusal the rule waits on (step, at the deadline) */
+	long long again;	/* looking again soon, until then: a new_id to come */
 	const char *step;
 	char id[32];		/* the id taught through new_id, for the message */
 	struct spec s;

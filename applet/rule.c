@@ -4,7 +4,7 @@
  * (new_id where the driver does not know it), verify the driver link,
  * and roll back on any failure; watch a device nothing can hold; and at
  * the deadline, say what is missing and hand a held device back.
- * Calls device.c, sysfs.c, log.c and mem.c.
+ * Calls device.c, sysfs.c, proc.c, log.c and mem.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,7 +13,7 @@
 
 #include "drvbind.h"
 
-enum { BUSY_RETRIES = 3 };
+enum { BUSY_RETRIES = 3, NEW_ID_WAIT_MS = 1000 };
 
 /* Not an errno: a check found the device on another driver, or none. */
 enum { MISPLACED = -1 };
@@ -251,21 +251,28 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
 		 * A held override lets the kernel bind the driver as it
 		 * registers, or unbind the old one as it goes away.
 		 */
-		if (r->held)
+		if (r->held || r->again)
 			say_moved(r, drv_or_none(to));
 		else
 			say_stays(r, to);
 		return;
 	}
-	copy(r->orig, cur);
+	/* Looking again for a new_id, the device is unbound by the first look. */
+	if (!r->again)
+		copy(r->orig, cur);
 	copy(now, cur);
 	if (!flag[DRY]) {
+		/* Looking again for a new_id to come: no bind until it is there. */
+		if (r->again && !drv_has(r, to, "new_id")) {
+			errno = ENODEV;
+			step = "bind";
+		}
 		/*
 		 * authorized 0 unbinds the driver itself; 1 only lets a bind
 		 * through. An override held already (a driver registering
 		 * meanwhile) is not written again at every look.
 		 */
-		if (val && ((r->hold == OVERRIDE && !r->held) || strcmp(hv, val))) {
+		if (!step && val && ((r->hold == OVERRIDE && !r->held) || strcmp(hv, val))) {
 			/*
 			 * The store waits under the device lock for a probe
 			 * that was running (a native driver on a device just
@@ -294,6 +301,23 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
 			r->step = step;
 			hold(r);
 			return;
+		}
+		/*
+		 * usb_register_driver makes new_id after the driver's add
+		 * uevent, and nothing announces it: a bind that the driver's
+		 * table refuses before it is there is tried again soon, for
+		 * NEW_ID_WAIT_MS at most (wait.c looks every SOON_MS).
+		 */
+		if (step && r->hold == AUTHORIZED && !r->none && errno == ENODEV && !strcmp(step, "bind") &&
+		    !drv_has(r, to, "new_id")) {
+			if (!r->again)
+				r->again = now_ms() + NEW_ID_WAIT_MS;
+			if (now_ms() < r->again) {
+				r->err = ENODEV;
+				r->step = step;
+				return;
+			}
+			errno = ENODEV;
 		}
 		if (drv_busy(step)) {
 			r->held |= r->hold == OVERRIDE;

@@ -18,6 +18,7 @@
 enum {
 	EVENT_SZ = 8192,
 	RESCAN_MS = 250,	/* re-scan interval where no uevents can come */
+	SOON_MS = 50,		/* a rule looks again soon (rule.c: new_id) */
 	NETLINK_KOBJECT_UEVENT = 15,
 };
 
@@ -54,8 +55,8 @@ static int uevent_open(void)
 	return fd;
 }
 
-/* Sleeps, using no CPU, until a uevent, the time `until', or the next re-scan. */
-static void uevent_wait(long long until)
+/* Sleeps, using no CPU, until a uevent, the time `until', or `soon' ms. */
+static void uevent_wait(long long until, int soon)
 {
 	static char buf[EVENT_SZ];
 	struct pollfd pfd = { .fd = sock, .events = POLLIN };
@@ -64,8 +65,8 @@ static void uevent_wait(long long until)
 	char *action, *devpath;
 	ssize_t n;
 
-	if (poll_ms && wait > poll_ms)
-		wait = poll_ms;
+	if (soon && wait > soon)
+		wait = soon;
 	if (wait < 0)
 		wait = 0;
 	ts.tv_sec = wait / 1000;
@@ -108,12 +109,13 @@ static int bg_fork(int pending)
 static int rules_run(void)
 {
 	long long deadline = now_ms() + conf.timeout * 1000LL, now;
-	int i, pending, failed = 0, forked = 0;
+	int i, pending, soon, failed = 0, forked = 0;
 
 	log_batch(1);
 	for (;;) {
 		now = now_ms();
 		pending = 0;
+		soon = poll_ms;
 		while (syscall(SYS_wait4, -1, 0, WNOHANG, 0) > 0)
 			;
 		for (i = 0; i < conf.nrules; i++) {
@@ -122,13 +124,15 @@ static int rules_run(void)
 				continue;
 			rule_step(r);
 			pending += r->state == WAITING;
+			if (r->state == WAITING && r->again)
+				soon = SOON_MS;
 		}
 		if (!pending || now >= deadline)
 			break;
 		out_flush();
 		if (flag[BG] && !forked && (forked = 1) && bg_fork(pending))
 			goto count;
-		uevent_wait(deadline);
+		uevent_wait(deadline, soon);
 	}
 	for (i = 0; i < conf.nrules; i++)
 		if (rules[i].state == WAITING)

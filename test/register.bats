@@ -185,6 +185,45 @@ authorized_is() {
 	EOF
 }
 
+@test "a move of a USB interface to a driver that makes new_id after its add uevent looks again and teaches it" {
+	fake_driver usb usb-storage "match=$USB_IF"
+	usb_stick driver=usb-storage
+	# usb_register_driver: bind files and the add uevent, new_id later
+	fake_register usb uas new_id steps=add
+	fake_later 0.3 fake_register_rest usb uas
+	run drvbind -t 5 "usb/$USB_IF:uas"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: usb/$USB_IF: usb-storage -> uas (new_id \"0781 5567 08\")"
+	assert_driver usb "$USB_IF" uas
+	authorized_is 1
+	# the first bind came before new_id, the second after it
+	assert_log <<-EOF
+	bus/usb/drivers/usb-storage/unbind $USB_IF -> ok
+	bus/usb/drivers/uas/bind $USB_IF -> ENODEV
+	bus/usb/drivers/uas/bind $USB_IF -> ENODEV
+	bus/usb/drivers/uas/new_id 0781 5567 08 -> ok
+	bus/usb/drivers/uas/remove_id 0781 5567 08 -> ok
+	EOF
+}
+
+@test "a move of a USB interface to a driver that never gets new_id fails after a second, back on its driver" {
+	fake_driver usb usb-storage "match=$USB_IF"
+	usb_stick driver=usb-storage
+	fake_driver usb uas
+	run drvbind -t 5 "usb/$USB_IF:uas"
+	[ "$status" -eq 1 ]
+	assert_output_is "drvbind: usb/$USB_IF: usb-storage -> uas failed at bind: No such device; back on usb-storage"
+	assert_driver usb "$USB_IF" usb-storage
+	authorized_is 1
+	# one bind, then no write while it looked again for new_id
+	assert_log <<-EOF
+	bus/usb/drivers/usb-storage/unbind $USB_IF -> ok
+	bus/usb/drivers/uas/bind $USB_IF -> ENODEV
+	$USB_IF_DEV/authorized 1 -> ok
+	bus/usb/drivers/usb-storage/bind $USB_IF -> ok
+	EOF
+}
+
 @test "none on a bus without driver_override or authorized unbinds a driver that binds the device while drvbind watches" {
 	fake_driver serio atkbd match=serio0
 	fake_device serio serio0 driver=atkbd
