@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # drvbind - see README. Every variable can be overridden: make CC=... PREFIX=/usr
 .POSIX:
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Where rules come from: the arguments, the kernel command line
  * (/proc/cmdline, split as the kernel splits it) and the config file;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Devices and drivers: where a rule's device and its driver's files are,
  * which driver a device is on, finding a device on any bus, the ids a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the files of drvbind share: the limits, a rule, the run's
  * settings, and each file's functions, listed bottom-up: a file calls

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # elfcut.sh FILE - drops the section headers of a static ELF binary.
 #
 # The kernel loads a program by its program headers alone; the section

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * -l: every device of a bus, or of every bus, with its driver and its
  * driver_override where one is set, a line each on stdout.

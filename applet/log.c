@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Messages: the one logger, say(), and what it writes to, stderr and
  * /dev/kmsg. Small integers and errno's words by hand, since the printf

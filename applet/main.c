@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * drvbind - bind devices to the drivers named on the kernel command line
  *

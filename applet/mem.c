@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The few libc functions of our own: memcpy and memset, which the
  * compiler calls for struct copies and clears, and three string helpers.

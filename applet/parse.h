@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pure parsers of drvbind: no I/O, no globals, so they can be fuzzed alone. */
 #ifndef DRVBIND_PARSE_H
 #define DRVBIND_PARSE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * PID 1 mode (rdinit= or init=): the kernel's arguments belong to the
  * next init, and an exit would panic the kernel, so whatever fails this

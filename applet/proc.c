@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The process: signal dispositions, fork and the monotonic clock, each
  * as the raw system call, since musl's wrappers bring machinery along

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The procedure of one rule, steps 2 to 7 of drvbind(8): look at the
  * device, hold it with driver_override or authorized, unbind, bind

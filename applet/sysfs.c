@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Sysfs access: every path is relative to one directory fd on the sysfs
  * root (sysfd), so nothing escapes the root and the fd survives a

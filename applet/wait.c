@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Waiting: the uevent socket, opened before the first look; one
  * CLOCK_MONOTONIC deadline for the whole run; a look at every pending

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # modules.sh [-c CONF] [-k CMDLINE] [-r SYSFS] [-b BASEDIR] KVER
 #
 # The kernel modules an initramfs needs for the drivers that drvbind

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # prepend.sh BINARY OUT: the prepend-anywhere initramfs, an uncompressed
 # newc archive holding /sbin/drvbind and the mount points it may need.
 # The kernel unpacks concatenated archives in order, so

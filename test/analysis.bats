@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The analysers: cppcheck and clang-tidy's clang-analyzer checks on the
 # sources, and valgrind's memcheck on the shipped code at work.
 

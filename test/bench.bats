@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # make bench in its smoke mode (test/bench/bench.sh -q: one round, 1 and
 # 2 rules, 2 s waits, no QEMU), once for the file, so that the benchmark
 # cannot rot: every tool must really do the job on the fake kernel and

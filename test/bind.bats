@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The procedure of one rule on devices and drivers that are already
 # there: driver_override, unbind, bind (match_busid, new_id), the check
 # of the driver link, and the rollback after any failure.  Every test

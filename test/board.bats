@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Device-tree boards: QEMU's virt machines, arm64 (qemu-system-aarch64
 # -cpu cortex-a57, Debian's linux-image-arm64) and armhf
 # (qemu-system-arm, linux-image-armmp), TCG. Two boots each, one after

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The standing promises of the binary itself: static, small, no heap.
 
 load helper

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The initramfs integrations proven with the real builders: images made
 # by mkinitramfs and by dracut (with systemd as the initrd's init, and
 # with its shell init) from drvbind as `make install` stages it, each

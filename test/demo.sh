@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # make demo: the example of the 2005 article that introduced sysfs bind and
 # unbind, replayed on a fake sysfs: a USB flash drive's interface 1-1:1.0,
 # bound to ub, moved to usb-storage by drvbind=1-1:1.0:usb-storage.

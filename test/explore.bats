@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The interleaving explorer. For each sequence of the kernel's single
 # steps (the device appears, its native driver registers, the target
 # driver registers, the native driver unregisters, the device is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The fake kernel itself: it must answer like the 6.1 driver core, or the
 # other tests prove nothing.  Writes use the shell's printf, whose error
 # message names the errno ("write error: No such device").

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Faults that bind.bats and wait.bats do not reach: a device or a driver
 # going away in the middle of a move, errors on new_id and remove_id,
 # a uevent socket that cannot be had or overflows, /dev/kmsg missing or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Loaded by every .bats file: a fake sysfs per test, and the verbs that
 # build it in the kernel's shapes.
 #

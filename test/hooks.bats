@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The initramfs integrations' own behaviour, without booting: the shared
 # module resolver (initramfs/modules.sh), the boot scripts of each
 # builder run against a stub drvbind, dracut's and mkinitcpio's build

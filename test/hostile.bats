@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Hostile input through the binary itself, beyond the malformed rules of
 # rules.bats: absolute paths, unbalanced quotes, bytes that are neither
 # ASCII nor UTF-8, NULs, over-long paths and lines, thousands of rules,

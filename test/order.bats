@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The fake kernel's orderings: driver_register, driver_unregister and a
 # USB interface's authorized, step by step as 6.1 takes them, so that
 # other tests can stop between any two.  These test the fake itself, not

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The real-kernel tier: Debian's kernel under QEMU (TCG), a busybox
 # initramfs whose /init runs drvbind and reports on the second serial
 # port; drvbind comes from the prepend image concatenated in front of it.

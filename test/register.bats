@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # What the real kernel does that a plain look at sysfs misses: a driver
 # binds the devices present while it registers, before its bind and
 # unbind files exist and before its add uevent; a USB interface has no

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Rules: every shape of bus id, with and without the bus, the kernel's
 # splitting of its command line, the config file, and the refusal of
 # every malformed rule or parameter without losing the good ones.

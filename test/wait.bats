@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Waiting: devices and drivers that are not there yet, the uevents that
 # announce them, the one deadline for the whole run, and the background
 # child that keeps waiting while boot goes on.

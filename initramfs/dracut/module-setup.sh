@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # dracut module 90drvbind. dracut sources this file and calls its
 # functions; $initdir, $kernel, $moddir and $systemdsystemunitdir are
 # dracut's.

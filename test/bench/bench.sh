@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # shellcheck disable=SC2016 # shell code for busybox sh, quoted on purpose
 # make bench: drvbind side by side with driverctl, dpdk-devbind.py, usbip
 # and a hand-written boot script (script.sh), on one fake kernel, and on

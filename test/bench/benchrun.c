@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * benchrun: the measuring end of `make bench`.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # make bench, the real-kernel half: sourced by the test guest's /init
 # (test/qemu/guest/init) as scenario "bench", with lib.sh loaded.
 # Results on fd 3, one round a line:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # make bench, the real-kernel half: one boot of Debian's kernel under
 # QEMU (TCG) with the test image (test/qemu/), the prepend image in
 # front and test/bench/guest.sh and script.sh behind, as scenario

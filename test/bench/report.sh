@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # shellcheck disable=SC2016 # shell code for busybox sh, quoted on purpose
 # The tables and charts of `make bench` from the numbers bench.sh
 # collected: prints the tables, writes OUT/RESULTS.md, OUT/walltime.svg

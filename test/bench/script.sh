@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The hand-written peer: what people paste into an initramfs hook to move
 # a device to another driver, written plainly. For each BUS/DEVICE:DRIVER
 # it waits (polling every 0.1 s, TIMEOUT seconds at most) for the device

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * LD_PRELOAD=sysfsmagic.so: statfs64 and fstatfs64 answer SYSFS_MAGIC
  * for a FUSE mount. libudev (systemd's sd-device) refuses any /sys that

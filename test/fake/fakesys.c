@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fakesys BACKDIR LOGFILE MOUNTPOINT [FUSE-OPTION...]
  *

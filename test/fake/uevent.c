@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uevent ACTION DEVPATH [KEY=VALUE...]
  *	send one kernel-format uevent to NETLINK_KOBJECT_UEVENT group 1,

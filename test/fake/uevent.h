@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Kernel-format uevents for the fake kernel and the uevent tool.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer harnesses for the pure parsers of applet/parse.c, one per
  * build: -DTARGET_CMDLINE, -DTARGET_RULE or -DTARGET_UEVENT (make fuzz).

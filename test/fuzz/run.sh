@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test/fuzz/run.sh SECONDS TARGET...   (make fuzz; make check runs it short)
 #
 # For each parser: first every input of the committed corpus once

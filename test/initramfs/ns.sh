@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ns.sh [-u DIR]... [-e DIR] [-k FILE] [-b DIR] -- COMMAND...
 #
 # Runs COMMAND in a private mount namespace that shows it the machine as

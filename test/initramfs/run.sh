@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Build initramfs images with the real builders, with drvbind installed
 # by `make install`, and boot each under QEMU into a real root disk whose
 # /sbin/init (root-init) reports what it found on the second serial port.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Boot the board scenarios of one architecture, one after the other, and
 # leave each guest's report in build/board/ARCH/out/NAME/results (see
 # test/board.bats), beside its console.log.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Boot the test kernel and initramfs once under QEMU (TCG: nested KVM
 # hangs on the machines this runs on) and collect what the guest said.
 #

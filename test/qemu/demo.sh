@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # make demo: drvbind on a real kernel. Boots Debian's kernel under QEMU
 # (TCG) with an e1000 network card at 0000:00:05.0 and a USB stick on a
 # qemu-xhci controller (its interface is 2-1:1.0), with the rules

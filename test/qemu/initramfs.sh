@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Build the test initramfs without root: a staging tree packed with
 # `cpio --owner=0:0`, so no file needs to belong to root on disk.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Fetch the kernel a Debian metapackage points at (linux-image-amd64 by
 # default; linux-image-arm64:arm64 or linux-image-armmp:armhf for the
 # boards, which needs only `dpkg --add-architecture`), the way a Debian

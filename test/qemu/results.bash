@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Reading a guest's report: lines "RUN.KEY VALUE" in $QEMU_OUT/BOOT/results
 # (test/qemu.bats, test/board.bats, test/builders.bats). Each check says
 # what it found when it fails.

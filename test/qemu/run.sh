@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Boot every real-kernel scenario (or the ones named) and leave each
 # guest's report in build/qemu/out/NAME/results ("RUN.KEY VALUE" lines,
 # see test/qemu.bats), beside its console.log.

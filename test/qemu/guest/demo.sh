@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # make demo: the guest's side. The drivers load as at any boot (e1000
 # for the NIC at 00:05.0, usb-storage for the stick's interface 2-1:1.0),
 # then drvbind applies the rules of the kernel command line. Every line

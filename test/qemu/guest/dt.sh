@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A device-tree board, drvbind run as from an initramfs hook. The
 # command line moves the AMBA RTC (amba/9010000.pl031, bus named) and
 # GPIO controller (9030000.pl061, by its device-tree name alone) from

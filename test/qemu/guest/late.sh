@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Late driver, late device, and the native driver kept away meanwhile.
 # The e1000s at 00:05.0 to 00:07.0, 00:0a.0 and 00:0b.0 have no driver
 # when drvbind starts: the e1000 module is loaded 1 s later, pci-stub

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers for the scenarios; results are "NAME.KEY VALUE" lines on fd 3.
 
 say() {

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Bad rules on the real command line beside one good rule (00:06.0).
 load e1000 pci-stub
 settle pci 0000:00:05.0

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A rule for a device that never comes (00:1f.0) beside one that can be
 # applied at once (00:05.0), with drvbind.timeout=3.
 load e1000 pci-stub

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The ordinary moves, one boot. QEMU: e1000 at 00:05.0 to 00:08.0, a
 # qemu-xhci with a usb-storage stick (interface 2-1:1.0). The command
 # line carries the PCI rules; the later runs add one rule each through a

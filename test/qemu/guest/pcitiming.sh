@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # When e1000, the native driver, comes: while drvbind waits with the
 # device present (loaded 1 s in), before drvbind starts, or on a device
 # that appears while drvbind waits (removed before, a rescan 1 s in,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # drvbind ran as PID 1 (rdinit=/sbin/drvbind, from the prepend image
 # concatenated in front of this test image) before this init, with:
 #   drvbind=pnp/00:05:none drvbind=serio0:none   devices bound by

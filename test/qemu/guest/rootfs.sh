@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # drvbind ran as PID 1 (rdinit=/sbin/drvbind) from the image that is the
 # board's whole root filesystem, then exec'd drvbind.init=/sbin/init
 # (this init), with rules that moved the AMBA RTC and GPIO controller

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # When usb-storage, the stick's native driver, comes: while drvbind waits
 # with the interface 2-1:1.0 present (insmod 1 s in), before drvbind
 # starts, or on an interface that appears while drvbind waits (the USB
