@@ -96,12 +96,17 @@ DEPS = musl-tools gcc make bats fuse3 libfuse3-dev pkg-config binutils \
        qemu-user-static qemu-system-arm
 FOREIGN = arm64 armhf
 
+
 # The sanitizer builds: the same sources, with every report fatal.
 ASAN_CFLAGS  = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 UBSAN_CFLAGS = -Os -g -fsanitize=undefined -fsanitize-undefined-trap-on-error
 FUZZ_TARGETS = cmdline rule uevent
 
 all: $(O)/drvbind
+
+# The packages' recipes (initramfs/pkg/): each .mk there adds its make
+# targets (make deb, ...) and the Debian packages its tests need to DEPS.
+include $(sort $(wildcard initramfs/pkg/*.mk))
 
 # Section headers are not needed to run a static binary: applet/elfcut.sh.
 $(O)/drvbind: $(SRC) $(HDR) applet/tiny.ld applet/elfcut.sh
@@ -201,22 +206,23 @@ check-cross: all $(O)/drvbind.syms $(TEST_BIN)
 # kernel; not the QEMU tiers, nor the initramfs builders) on a sanitizer
 # build. ASan and UBSan also report from background children into
 # build/asan/log; any report there fails the run. No leak check: there
-# is no heap to leak, and LeakSanitizer cannot run under strace.
+# is no heap to leak, and LeakSanitizer cannot run under strace. The
+# follower's endurance run goes 100 cycles there, not 1000.
 FAKE_TESTS = test/build.bats test/fake.bats test/rules.bats test/bind.bats test/wait.bats \
-             test/register.bats test/hostile.bats test/faults.bats test/analysis.bats
+             test/register.bats test/follow.bats test/hostile.bats test/faults.bats test/analysis.bats
 
 check-asan: deps
 	$(MAKE) all build/drvbind.syms build/asan/drvbind $(TEST_BIN)
 	@rm -rf build/asan/log && mkdir -p build/asan/log
 	st=0; ASAN_OPTIONS=detect_leaks=0:log_path=$$PWD/build/asan/log/asan \
 		UBSAN_OPTIONS=print_stacktrace=1:log_path=$$PWD/build/asan/log/ubsan \
-		DRVBIND=$$PWD/build/asan/drvbind $(BATS) $(FAKE_TESTS) || st=$$?; \
+		DRVBIND=$$PWD/build/asan/drvbind FOLLOW_CYCLES=100 $(BATS) $(FAKE_TESTS) || st=$$?; \
 	if [ -n "$$(ls build/asan/log)" ]; then cat build/asan/log/*; echo "check-asan: sanitizer reports above" >&2; st=1; fi; \
 	exit $$st
 
 check-ubsan: deps
 	$(MAKE) all build/drvbind.syms build/ubsan/drvbind $(TEST_BIN)
-	DRVBIND=$$PWD/build/ubsan/drvbind $(BATS) $(FAKE_TESTS)
+	DRVBIND=$$PWD/build/ubsan/drvbind FOLLOW_CYCLES=100 $(BATS) $(FAKE_TESTS)
 
 # Replays the committed corpus (test/fuzz/corpus/TARGET, every past
 # finding among it), then fuzzes each parser for FUZZ_TIME seconds.
@@ -257,6 +263,7 @@ install: $(O)/drvbind
 	$(SUBST) initramfs/mkinitcpio/install > $(DESTDIR)$(CPIODIR)/install/drvbind
 	cp initramfs/mkinitcpio/hook $(DESTDIR)$(CPIODIR)/hooks/drvbind
 	cp initramfs/drvbind.service $(DESTDIR)$(UNITDIR)/drvbind.service
+	$(SUBST) initramfs/drvbind-follow.service > $(DESTDIR)$(UNITDIR)/drvbind-follow.service
 	chmod 755 $(DESTDIR)$(SBINDIR)/drvbind $(DESTDIR)$(ITOOLSDIR)/hooks/drvbind \
 		$(DESTDIR)$(ITOOLSDIR)/scripts/init-top/drvbind $(DESTDIR)$(DRACUTDIR)/module-setup.sh \
 		$(DESTDIR)$(DRACUTDIR)/drvbind.sh
@@ -271,7 +278,7 @@ uninstall:
 		$(DESTDIR)$(ITOOLSDIR)/hooks/drvbind $(DESTDIR)$(ITOOLSDIR)/scripts/init-top/drvbind \
 		$(DESTDIR)$(DRACUTDIR)/module-setup.sh $(DESTDIR)$(DRACUTDIR)/drvbind.sh \
 		$(DESTDIR)$(CPIODIR)/install/drvbind $(DESTDIR)$(CPIODIR)/hooks/drvbind \
-		$(DESTDIR)$(UNITDIR)/drvbind.service
+		$(DESTDIR)$(UNITDIR)/drvbind.service $(DESTDIR)$(UNITDIR)/drvbind-follow.service
 	rmdir $(DESTDIR)$(DATADIR) $(DESTDIR)$(DRACUTDIR) 2>/dev/null || true
 
 clean:

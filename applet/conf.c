@@ -74,6 +74,10 @@ static void param(const char *name, const char *val, const char *where)
 		conf.modprobe = path = modprobe_buf;
 	else if (!strcmp(k, "init"))
 		path = init_path;
+	else if (!strcmp(k, "follow") && (!strcmp(val, "1") || !strcmp(val, "0")))
+		flag[FOLLOW] |= *val == '1';
+	else if (!strcmp(k, "follow"))
+		err = "not 0 or 1";
 	else
 		err = "unknown parameter";
 	if (path && str_len(val) >= PATH_SZ)
@@ -183,10 +187,19 @@ static void conf_load(const char *path, int must)
  * the default where it exists), then the kernel command line's (cmdline,
  * or /proc/cmdline), which win.
  */
+/* What rules_load and conf_force were given, for rules_reload. */
+static struct {
+	int n;
+	char **args;
+	const char *file, *cmdline, *modprobe;
+	const unsigned *secs;
+} src;
+
 void rules_load(int n, char **args, const char *file, const char *cmdline)
 {
 	int i;
 
+	src.n = n, src.args = args, src.file = file, src.cmdline = cmdline;
 	for (i = 0; i < n; i++)
 		rule_add(args[i], "");
 	if (n)
@@ -198,10 +211,24 @@ void rules_load(int n, char **args, const char *file, const char *cmdline)
 /* -t and -m win over what the command line and the config file say. */
 void conf_force(const unsigned *secs, const char *modprobe)
 {
+	src.secs = secs, src.modprobe = modprobe;
 	if (secs)
 		conf.timeout = *secs;
 	if (modprobe)
 		conf.modprobe = modprobe;
 	if (flag[DRY])
 		conf.timeout = 0;
+}
+
+/*
+ * SIGHUP to a follower: the rules and parameters again from where they
+ * came, as at the start; a file that went bad costs its rules only.
+ */
+void rules_reload(void)
+{
+	conf.nrules = conf.bad = 0;
+	conf.timeout = TIMEOUT_DEFAULT;
+	conf.modprobe = "/sbin/modprobe";
+	rules_load(src.n, src.args, src.file, src.cmdline);
+	conf_force(src.secs, src.modprobe);
 }

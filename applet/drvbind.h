@@ -47,7 +47,9 @@ struct rule {
 	int hold;		/* what holds the device: enum hold */
 	int watch;		/* a none rule with no hold, watching its device */
 	int err;		/* the refusal the rule waits on (step, at the deadline) */
+	int quiet;		/* looked at again by -f: say only what changes */
 	long long again;	/* looking again soon, until then: a new_id to come */
+	long long until;	/* the rule's deadline */
 	const char *step;
 	char id[32];		/* the id taught through new_id, for the message */
 	struct spec s;
@@ -56,8 +58,8 @@ struct rule {
 	char ovr[NAME_SZ];	/* the hold's value before the first change */
 };
 
-/* main.c: the flags -b -l -n -q -v set, in the order of `opts' there. */
-enum { BG, LISTING, DRY, QUIET, VERBOSE, FLAGS };
+/* main.c: the flags -b -l -n -q -v -f set, in the order of `opts' there. */
+enum { BG, LISTING, DRY, QUIET, VERBOSE, FOLLOW, FLAGS };
 extern int flag[FLAGS];
 
 /* mem.c: memcpy and memset (for gcc), and these. */
@@ -108,6 +110,7 @@ extern struct rule rules[RULES_MAX];
 extern char init_path[PATH_SZ];
 void rules_load(int n, char **args, const char *file, const char *cmdline);
 void conf_force(const unsigned *secs, const char *modprobe);
+void rules_reload(void);
 
 /* device.c */
 void dev_look(int fd);
@@ -124,6 +127,7 @@ int dev_id(const struct rule *r, char *id, size_t size);
 void drv_request(struct rule *r);
 
 /* rule.c */
+void rule_arm(struct rule *r, long long until);
 void rule_step(struct rule *r);
 void rule_expire(struct rule *r);
 
@@ -132,6 +136,7 @@ int rules_apply(int rescan);
 
 /* list.c */
 int list_bus(const char *bus, void *unused);
+void list_absent(void);
 
 /* pid1.c */
 void pid1_mount(void);

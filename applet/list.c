@@ -1,27 +1,61 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * -l: every device of a bus, or of every bus, with its driver and its
- * driver_override where one is set, a line each on stdout.
- * Calls device.c, sysfs.c, log.c and mem.c.
+ * -l: every device of a bus, or of every bus, with its driver, its
+ * driver_override where one is set, authorized where it is not 1, and
+ * the rule that names it, held or not; then the rules whose device is
+ * absent. A line each on stdout.
+ * Calls conf.c's rules, device.c, sysfs.c, log.c and mem.c.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "drvbind.h"
 
+/* The rule for BUS/DEV, or NULL. */
+static struct rule *rule_for(const char *bus, const char *dev)
+{
+	int i;
+
+	for (i = 0; i < conf.nrules; i++)
+		if (!strcmp(rules[i].s.dev, dev) && (!rules[i].s.bus[0] || !strcmp(rules[i].s.bus, bus)))
+			return &rules[i];
+	return NULL;
+}
+
+/* " LABEL=VALUE" where the device's attribute `name' reads other than `unset'; its value in v. */
+static int list_attr(const char *bus, const char *dev, const char *name, const char *label, const char *unset,
+    char *v)
+{
+	char p[PATH_SZ];
+
+	if (node_path(p, bus, "/devices/", dev, name) || attr_read(p, v, NAME_SZ) || !strcmp(v, unset))
+		return 0;
+	put(label);
+	put(v);
+	return 1;
+}
+
 static int list_dev(const char *dev, void *bus)
 {
-	char p[PATH_SZ], drv[NAME_SZ], ovr[NAME_SZ];
+	char drv[NAME_SZ], ovr[NAME_SZ], auth[NAME_SZ];
+	struct rule *r = rule_for(bus, dev);
+	int o, a;
 
 	put(bus);
 	put_c('/');
 	put(dev);
 	put_c(' ');
 	put(dev_driver(bus, dev, drv) < 0 ? "?" : drv_or_none(drv));
-	if (node_path(p, bus, "/devices/", dev, "driver_override") == 0 &&
-	    attr_read(p, ovr, sizeof ovr) == 0 && strcmp(ovr, "(null)")) {
-		put(" override=");
-		put(ovr);
+	o = list_attr(bus, dev, "driver_override", " override=", "(null)", ovr);
+	a = list_attr(bus, dev, "authorized", " authorized=", "1", auth);
+	if (r) {
+		/* Listed: not absent (list_absent). */
+		r->state = DONE;
+		put(" rule=");
+		put(r->s.drv);
+		/* What keeps other drivers away: the override the rule wrote, or authorized 0 for none. */
+		if ((o && !strcmp(ovr, r->s.drv)) || (a && r->none && !strcmp(auth, "0")))
+			put(" held");
 	}
 	put_c('\n');
 	put_line(1);
@@ -39,4 +73,24 @@ int list_bus(const char *bus, void *unused)
 		return -1;
 	}
 	return 0;
+}
+
+/* After every bus: the rules whose device is not there. */
+void list_absent(void)
+{
+	int i;
+
+	for (i = 0; i < conf.nrules; i++) {
+		if (rules[i].state == DONE)
+			continue;
+		if (rules[i].s.bus[0]) {
+			put(rules[i].s.bus);
+			put_c('/');
+		}
+		put(rules[i].s.dev);
+		put(" absent rule=");
+		put(rules[i].s.drv);
+		put_c('\n');
+		put_line(1);
+	}
 }

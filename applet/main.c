@@ -25,7 +25,7 @@
 #define VERSION "0.1"
 
 static const char usage[] =
-"usage: drvbind [-bnqv] [-r SYSFS] [-k CMDLINE] [-c CONF] [-t SECS] [-m MODPROBE] [RULE...]\n"
+"usage: drvbind [-bfnqv] [-r SYSFS] [-k CMDLINE] [-c CONF] [-t SECS] [-m MODPROBE] [RULE...]\n"
 "       drvbind -l [-r SYSFS] [BUS]\n"
 "RULE is [BUS/]DEVICE:DRIVER; see drvbind(8).\n";
 
@@ -48,7 +48,7 @@ enum { CONF, CMDLINE, MODPROBE, ROOT, SECS, VALS };
 static int opts_parse(int argc, char **argv, const char **val, int *status)
 {
 	/* The flags (flag[]), then the options that take a value (val[]). */
-	static const char opts[] = "blnqvckmrt";
+	static const char opts[] = "blnqvfckmrt";
 	const char *why;
 	int i;
 
@@ -115,9 +115,15 @@ int main(int argc, char **argv, char **envp)
 			pid1_exec(1, argv, envp);
 		return 1;
 	}
-	if (flag[LISTING])
-		return (argv[i] ? list_bus(argv[i], NULL) : dir_scan("bus", list_bus, NULL)) < 0;
-	rules_load(argc - i, argv + i, val[CONF], val[CMDLINE]);
+	/* -l takes a bus, not rules: they come from the config file and the command line. */
+	rules_load(flag[LISTING] ? 0 : argc - i, argv + i, val[CONF], val[CMDLINE]);
+	if (flag[LISTING]) {
+		if (argv[i])
+			return list_bus(argv[i], NULL) < 0;
+		st = dir_scan("bus", list_bus, NULL) < 0;
+		list_absent();
+		return st;
+	}
 	conf_force(val[SECS] ? &t : NULL, val[MODPROBE]);
 	/* A tree given with -r need not send uevents: it is also re-scanned. */
 	i = rules_apply(val[ROOT] != NULL);

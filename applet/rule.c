@@ -32,7 +32,8 @@ static void say_moved(struct rule *r, const char *to)
 
 static void say_stays(struct rule *r, const char *drv)
 {
-	say(LOG_INFO, "%r: %s%s%s", r, flag[DRY] ? "would stay " : "already ", *drv ? "on " : "unbound", drv);
+	if (!r->quiet)
+		say(LOG_INFO, "%r: %s%s%s", r, flag[DRY] ? "would stay " : "already ", *drv ? "on " : "unbound", drv);
 	r->state = DONE;
 }
 
@@ -441,21 +442,31 @@ static void rule_look(struct rule *r, int *fd)
 	rule_move(r, cur, v, *hfd, hp, *bind);
 }
 
+/*
+ * The rule is applied again, from its first step, until `until': -f saw
+ * its device or its driver come, or a bind or an unbind of the device.
+ * What a look finds as it should be is not said again.
+ */
+void rule_arm(struct rule *r, long long until)
+{
+	r->state = WAITING;
+	r->held = r->asked = r->busid = r->watch = r->err = 0;
+	r->again = 0;
+	r->id[0] = r->orig[0] = '\0';
+	r->quiet = 1;
+	r->until = until;
+}
+
 void rule_step(struct rule *r)
 {
 	int fd[3] = { -1, -1, -1 }, i;
 
 	rule_look(r, fd);
 	dev_look(-1);
-	/*
-	 * A rule that has ended leaves its three files to exit, which
-	 * closes them all at once (RULES_MAX rules, three each, at most);
-	 * one that waits on closes them, and opens them again next time.
-	 */
-	if (r->state == WAITING)
-		for (i = 0; i < 3; i++)
-			if (fd[i] >= 0)
-				fd_close(fd[i]);
+	/* A follower looks at its rules again and again: nothing stays open. */
+	for (i = 0; i < 3; i++)
+		if (fd[i] >= 0)
+			fd_close(fd[i]);
 }
 
 /* The deadline passed: say what is missing, and hand a held device back. */
@@ -468,7 +479,8 @@ void rule_expire(struct rule *r)
 		return;
 	}
 	if (dev_find(r) <= 0) {
-		if (r->state != FAILED)
+		/* A device that -f saw go is not missed. */
+		if (r->state != FAILED && !r->quiet)
 			say(LOG_ERR, "%r: device not found (waited %u s)", r, conf.timeout);
 	} else if (r->err) {
 		errno = r->err;

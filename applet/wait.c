@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Waiting: the uevent socket, opened before the first look; one
- * CLOCK_MONOTONIC deadline for the whole run; a look at every pending
- * rule after each event; and the background child of -b and PID 1.
- * Calls rule.c, proc.c, sysfs.c, log.c and parse.c.
+ * Waiting: the uevent socket, opened before the first look; a deadline
+ * a rule on CLOCK_MONOTONIC; a look at every pending rule after each
+ * event; the background child of -b and PID 1; and following (-f): a
+ * rule applied again on the uevents that name it, signals read from a
+ * signalfd, one follower at a time.
+ * Calls rule.c, conf.c, proc.c, sysfs.c, log.c and parse.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -35,6 +41,19 @@ struct sockaddr_nl {
 static int sock = -1, poll_ms;
 
 /*
+ * A follower's SIGHUP, SIGINT and SIGTERM, read from a signalfd (or -1),
+ * and its place: a listening socket of one abstract name (or -1).
+ */
+static int sigfd = -1, place = -1;
+static unsigned got;
+
+/* The abstract socket name, its leading NUL included; the length counts no trailing one. */
+static const struct {
+	unsigned short family;
+	char path[15];
+} follower = { AF_UNIX, "\0drvbind-follow" };
+
+/*
  * Opened before the first scan, so that nothing that appears between the
  * scan and the first poll is missed.
  */
@@ -56,14 +75,89 @@ static int uevent_open(void)
 	return fd;
 }
 
-/* Sleeps, using no CPU, until a uevent, the time `until', or `soon' ms. */
+/*
+ * The follower's signals come as data, not as handlers: blocked, and read
+ * from a signalfd beside the uevent socket, so a signal never cuts a
+ * rule's procedure short (and no handler needs a sigreturn trampoline).
+ */
+static void sig_open(void)
+{
+	unsigned long mask = 1UL << (SIGHUP - 1) | 1UL << (SIGINT - 1) | 1UL << (SIGTERM - 1);
+
+	(void)syscall(SYS_rt_sigprocmask, SIG_BLOCK, &mask, NULL, sizeof mask);
+	sigfd = (int)syscall(SYS_signalfd4, -1, &mask, sizeof mask, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/*
+ * One follower at a time: the initramfs's child lives on in the real
+ * root, where a unit may start another. The newcomer takes the place:
+ * it connects to the one there, which ends as on SIGTERM, and binds the
+ * name once it is free (a second at most; after that it follows anyway,
+ * and says so). Abstract names are per network namespace, as uevents are.
+ */
+static void place_take(void)
+{
+	struct timespec ts = { 0, 10000000 };
+	int i, c;
+
+	place = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	for (i = 0; i < 100; i++) {
+		if (syscall(SYS_bind, place, &follower, sizeof follower) == 0) {
+			(void)syscall(SYS_listen, place, 1);
+			return;
+		}
+		c = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		(void)syscall(SYS_connect, c, &follower, sizeof follower);
+		fd_close(c);
+		(void)syscall(SYS_nanosleep, &ts, NULL);
+	}
+	say(LOG_WARNING, "-f: another follower keeps its place: %e", errno);
+}
+
+/* Applies every rule again, until `until' (rule_arm): all, or those a uevent names. */
+static void rules_arm(long long until, const char *name)
+{
+	int i;
+
+	for (i = 0; i < conf.nrules; i++)
+		if (!name || !strcmp(name, rules[i].s.dev) || !strcmp(name, rules[i].s.drv))
+			if (rules[i].state != WAITING || !name)
+				rule_arm(&rules[i], until);
+}
+
+/*
+ * A follower applies a rule again when its device is added, bound or
+ * unbound (a replug, a driver loaded or unloaded, a rescan), or when its
+ * driver is added (DEVPATH's last component names both).
+ */
+static void follow_event(char *buf, size_t n)
+{
+	char *action, *devpath, *name;
+
+	if (uevent_parse(buf, n, &action, &devpath) < 0)
+		return;
+	if (flag[VERBOSE])
+		say(LOG_DEBUG, "uevent %s %s", action, devpath);
+	/* add, bind, unbind: no other action starts so (change, move, remove, online, offline). */
+	if (!flag[FOLLOW] || (*action != 'a' && *action != 'b' && *action != 'u'))
+		return;
+	for (name = devpath; *devpath; devpath++)
+		if (*devpath == '/')
+			name = devpath + 1;
+	rules_arm(now_ms() + conf.timeout * 1000LL, name);
+}
+
+/*
+ * Sleeps, using no CPU, until a uevent, a signal to a follower, the time
+ * `until' (LLONG_MAX: none), or `soon' ms.
+ */
 static void uevent_wait(long long until, int soon)
 {
 	static char buf[EVENT_SZ];
-	struct pollfd pfd = { .fd = sock, .events = POLLIN };
+	struct pollfd pfd[3] = { { .fd = sock, .events = POLLIN }, { .fd = sigfd, .events = POLLIN },
+		{ .fd = place, .events = POLLIN } };
 	long long wait = until - now_ms();
 	struct timespec ts;
-	char *action, *devpath;
 	ssize_t n;
 
 	if (soon && wait > soon)
@@ -73,23 +167,37 @@ static void uevent_wait(long long until, int soon)
 	ts.tv_sec = wait / 1000;
 	ts.tv_nsec = wait % 1000 * 1000000;
 	/* The raw call: musl's poll() converts to ppoll itself where poll is missing (arm64). */
-	if (syscall(SYS_ppoll, &pfd, sock >= 0, &ts, NULL, 0) <= 0)
+	if (syscall(SYS_ppoll, pfd, sock < 0 ? 0 : sigfd < 0 ? 1 : 3, until == LLONG_MAX && !soon ? NULL : &ts,
+	    NULL, 0) <= 0)
 		return;
+	while (sigfd >= 0 && syscall(SYS_read, sigfd, buf, 128) == 128)
+		got |= 1U << *(unsigned *)buf;
+	/* A newer follower knocked (place_take): it takes over. */
+	if (pfd[2].revents) {
+		say(LOG_INFO, "another follower takes over");
+		got |= 1U << SIGTERM;
+	}
 	for (;;) {
 		n = syscall(SYS_recvfrom, sock, buf, sizeof buf, MSG_DONTWAIT, 0, 0);
-		/* ENOBUFS: events were lost; the look at every pending rule that follows makes up for them. */
+		/*
+		 * ENOBUFS: events were lost; the look at every pending rule
+		 * that follows makes up for them, and a follower looks at
+		 * every rule again.
+		 */
+		if (n < 0 && errno == ENOBUFS && flag[FOLLOW])
+			rules_arm(now_ms() + conf.timeout * 1000LL, NULL);
 		if (n < 0 && errno == ENOBUFS)
 			continue;
 		if (n < 0)
 			break;
-		if (flag[VERBOSE] && uevent_parse(buf, (size_t)n, &action, &devpath) == 0)
-			say(LOG_DEBUG, "uevent %s %s", action, devpath);
+		follow_event(buf, (size_t)n);
 	}
 }
 
 /*
  * With -b the parent returns once what was present is done; the child
- * keeps the uevent socket, so no event is lost in between.
+ * keeps the uevent socket, so no event is lost in between. With -f the
+ * child is the follower.
  */
 static int bg_fork(int pending)
 {
@@ -103,43 +211,68 @@ static int bg_fork(int pending)
 		(void)syscall(SYS_setsid);
 		return 0;
 	}
-	say(LOG_INFO, "waiting in the background for %u rule(s)", pending);
+	say(LOG_INFO, flag[FOLLOW] ? "following %u rule(s) in the background" : "waiting in the background for %u rule(s)",
+	    flag[FOLLOW] ? conf.nrules : pending);
 	return 1;
 }
 
 static int rules_run(void)
 {
-	long long deadline = now_ms() + conf.timeout * 1000LL, now;
+	long long now, until;
 	int i, pending, soon, failed = 0, forked = 0;
 
 	log_batch(1);
+	rules_arm(now_ms() + conf.timeout * 1000LL, NULL);
+	for (i = 0; i < conf.nrules; i++)
+		rules[i].quiet = 0;
 	for (;;) {
 		now = now_ms();
 		pending = 0;
-		soon = poll_ms;
+		soon = 0;
+		until = LLONG_MAX;
 		while (syscall(SYS_wait4, -1, 0, WNOHANG, 0) > 0)
 			;
+		for (i = 0; i < conf.nrules; i++)
+			if (rules[i].state == WAITING)
+				rule_step(&rules[i]);
 		for (i = 0; i < conf.nrules; i++) {
 			struct rule *r = &rules[i];
+			/* At its deadline, a rule has had one last look. */
+			if (r->state == WAITING && now >= r->until)
+				rule_expire(r);
 			if (r->state != WAITING)
 				continue;
-			rule_step(r);
-			pending += r->state == WAITING;
-			if (r->state == WAITING && r->again)
-				soon = SOON_MS;
+			pending++;
+			soon = r->again ? SOON_MS : soon ? soon : poll_ms;
+			if (r->until < until)
+				until = r->until;
 		}
-		if (!pending || now >= deadline)
+		/* SIGINT or SIGTERM: a follower ends, as if its rules had all been applied. */
+		if ((!pending && !flag[FOLLOW]) || got & (1U << SIGINT | 1U << SIGTERM))
 			break;
 		out_flush();
 		if (flag[BG] && !forked && (forked = 1) && bg_fork(pending))
 			goto count;
-		uevent_wait(deadline, soon);
+		if (flag[FOLLOW] && sigfd < 0) {
+			sig_open();
+			place_take();
+		}
+		uevent_wait(until, soon);
+		/* SIGHUP: the rules and the parameters read again, all applied again. */
+		if (got & 1U << SIGHUP) {
+			got &= ~(1U << SIGHUP);
+			rules_reload();
+			rules_arm(now_ms() + conf.timeout * 1000LL, NULL);
+		}
 	}
 	for (i = 0; i < conf.nrules; i++)
 		if (rules[i].state == WAITING)
 			rule_expire(&rules[i]);
 count:
 	log_batch(0);
+	/* A follower ended by a signal or by another follower has done what it was for. */
+	if (got)
+		return 0;
 	for (i = 0; i < conf.nrules; i++)
 		failed += rules[i].state == FAILED;
 	return failed || conf.bad;
@@ -152,10 +285,15 @@ count:
  */
 int rules_apply(int rescan)
 {
-	if (!conf.nrules)
+	if (!conf.nrules && !flag[FOLLOW])
 		return conf.bad != 0;
 	sock = uevent_open();
 	if (sock < 0 || rescan)
 		poll_ms = RESCAN_MS;
+	/* Without uevents nothing tells a follower that a device came back. */
+	if (sock < 0 && flag[FOLLOW]) {
+		say(LOG_ERR, "-f: no uevent socket: %e; not following", errno);
+		flag[FOLLOW] = 0;
+	}
 	return rules_run();
 }

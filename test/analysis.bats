@@ -63,7 +63,9 @@ TIDY_CHECKS='-*,clang-analyzer-*,-clang-analyzer-security.insecureAPI.Deprecated
 	[ "$status" -eq 0 ]
 	run fake_ns "${vg[@]}" -l
 	[ "$status" -eq 0 ]
-	[ "${#lines[@]}" -eq 4 ]
+	# four devices, three with their rule, and the bad rule refused
+	[ "${#lines[@]}" -eq 5 ]
+	[ "$(grep -c ' rule=' <<<"$output")" -eq 3 ]
 	# every run, and any child it made, ended without an error
 	[ "$(cat "$FAKE"/vg.* | wc -c)" -eq 0 ]
 	[ "$(find "$FAKE" -name 'vg.*' | wc -l)" -ge 4 ]

@@ -462,6 +462,29 @@ probe_refused() {
 	EOF
 }
 
+@test "-l names the rule of each device it lists, says whether its hold is in place, and lists the rules whose device is absent" {
+	pci_setup
+	fake_device pci 0000:00:03.0 override
+	echo vfio-pci >"$FAKE/back/devices/pci0000:00/0000:00:03.0/driver_override"
+	usb_on_storage
+	# authorized 0 unbinds usb-storage, as the kernel does
+	printf 0 >"$SYS/bus/usb/devices/1-1:1.0/authorized"
+	: >"$FAKE/log"
+	fake_conf "pci/0000:00:03.0:vfio-pci" "0000:00:07.0:pci-stub"
+	fake_cmdline "drvbind=$E1000:vfio-pci drvbind=1-1:1.0:none"
+	run drvbind -l
+	[ "$status" -eq 0 ]
+	output=$(printf '%s\n' "$output" | LC_ALL=C sort)
+	assert_output_is <<-EOF
+	0000:00:07.0 absent rule=pci-stub
+	pci/$E1000 e1000 rule=vfio-pci
+	pci/0000:00:03.0 none override=vfio-pci rule=vfio-pci held
+	usb/1-1 none
+	usb/1-1:1.0 none authorized=0 rule=none held
+	EOF
+	assert_log </dev/null
+}
+
 @test "-l of a bus that does not exist fails" {
 	pci_setup
 	run drvbind -l nosuchbus

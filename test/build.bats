@@ -65,7 +65,7 @@ exits_with() {
 }
 
 @test "-h prints the usage on stdout and -V the version, both exit 0" {
-	exits_with 0 "usage: drvbind [-bnqv] [-r SYSFS] [-k CMDLINE] [-c CONF] [-t SECS] [-m MODPROBE] [RULE...]" -h
+	exits_with 0 "usage: drvbind [-bfnqv] [-r SYSFS] [-k CMDLINE] [-c CONF] [-t SECS] [-m MODPROBE] [RULE...]" -h
 	run ${RUN:+"$RUN"} "$BIN" -V
 	[ "$status" -eq 0 ]
 	[ "$output" = "drvbind 0.1" ]

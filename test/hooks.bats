@@ -72,6 +72,7 @@ is() {
 ./usr/lib/dracut/modules.d/90drvbind/module-setup.sh
 ./usr/lib/initcpio/hooks/drvbind
 ./usr/lib/initcpio/install/drvbind
+./usr/lib/systemd/system/drvbind-follow.service
 ./usr/lib/systemd/system/drvbind.service
 ./usr/local/sbin/drvbind
 ./usr/local/share/drvbind/modules.sh
@@ -83,6 +84,8 @@ is() {
 	grep -qx 'copy_exec /usr/local/sbin/drvbind /sbin/drvbind' "$d/usr/share/initramfs-tools/hooks/drvbind"
 	grep -qF 'sh /usr/local/share/drvbind/modules.sh "$version"' "$d/usr/share/initramfs-tools/hooks/drvbind"
 	grep -qF 'inst_simple /usr/lib/systemd/system/drvbind.service' "$d/usr/lib/dracut/modules.d/90drvbind/module-setup.sh"
+	# the real root's follower, installed and not enabled
+	grep -qx 'ExecStart=/usr/local/sbin/drvbind -f' "$d/usr/lib/systemd/system/drvbind-follow.service"
 	! grep -rn '@[A-Z]*DIR@' "$d"
 	[ -x "$d/usr/share/initramfs-tools/hooks/drvbind" ]
 	[ -x "$d/usr/share/initramfs-tools/scripts/init-top/drvbind" ]

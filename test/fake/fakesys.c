@@ -1064,12 +1064,127 @@ static void unregister(const char *spec)
 		nftw(p, rmtree_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* where unplug and rmmod keep a directory: .fake_gone/BUS/NAME */
+static int gone_path(const char *bus, const char *name, char *p, size_t n)
+{
+	if (!name_ok(bus) || !name_ok(name))
+		return -1;
+	mkdirat(rootfd, ".fake_gone", 0755);
+	if (fmt(p, n, ".fake_gone/%s", bus))
+		return -1;
+	mkdirat(rootfd, p, 0755);
+	return fmt(p, n, ".fake_gone/%s/%s", bus, name);
+}
+
+/* a new directory `to' with the regular files of `from' (no links, no subdirectories) */
+static int dir_copy(const char *from, const char *to)
+{
+	char p[PATHSZ], buf[PAGESZ];
+	struct dirent **list;
+	ssize_t len;
+	int i, n;
+
+	if (mkdirat(rootfd, to, 0755))
+		return -1;
+	n = scan(from, &list);
+	for (i = 0; i < n; i++) {
+		if (list[i]->d_type != DT_REG || !name_ok(list[i]->d_name) ||
+		    fmt(p, sizeof p, "%s/%s", from, list[i]->d_name) ||
+		    (len = file_read(p, buf, sizeof buf)) < 0 ||
+		    fmt(p, sizeof p, "%s/%s", to, list[i]->d_name) ||
+		    file_write(p, buf, (size_t)len))
+			continue;
+	}
+	if (n >= 0)
+		scan_free(list, n);
+	return n < 0;
+}
+
+/* unplug, replug, rmmod, insmod of .fake_ctl */
+static int aside(const char *verb, const char *bus, const char *name)
+{
+	char dev[PATHSZ], gone[PATHSZ], p[PATHSZ], t[PATHSZ], up[PATHSZ];
+	const char *kv[] = { "SUBSYSTEM=drivers" };
+
+	if (gone_path(bus, name, gone, sizeof gone))
+		return -EINVAL;
+	if (!strcmp(verb, "unplug")) {
+		if (dev_find(bus, name, dev, sizeof dev))
+			return -ENODEV;
+		unplug_dev(dev);
+		if (!fmt(p, sizeof p, "%s/subsystem", dev))
+			unlinkat(rootfd, p, 0);
+		if (!fmt(p, sizeof p, "%s/%s", backroot, gone))
+			nftw(p, rmtree_one, 16, FTW_DEPTH | FTW_PHYS);
+		/* the device's path, for replug, beside it */
+		if (renameat(rootfd, dev, rootfd, gone) ||
+		    fmt(p, sizeof p, "%s.path", gone) || file_write(p, dev, strlen(dev)))
+			return -EIO;
+		return 0;
+	}
+	if (!strcmp(verb, "replug")) {
+		ssize_t len;
+
+		if (fmt(p, sizeof p, "%s.path", gone) ||
+		    (len = file_read(p, dev, sizeof dev - 1)) <= 0)
+			return -ENODEV;
+		dev[len] = 0;
+		/* a new directory: one open on the old device does not see it */
+		if (dir_copy(gone, dev))
+			return -EIO;
+		if (!fmt(p, sizeof p, "%s/driver_override", dev) && !faccessat(rootfd, p, F_OK, 0))
+			file_write(p, "(null)\n", 7);
+		if (!fmt(p, sizeof p, "%s/authorized", dev) && !faccessat(rootfd, p, F_OK, 0))
+			file_write(p, "1\n", 2);
+		if (updirs(up, sizeof up, dev) || fmt(p, sizeof p, "%s/subsystem", dev) ||
+		    fmt(t, sizeof t, "%sbus/%s", up, bus) || symlinkat(t, rootfd, p) ||
+		    fmt(p, sizeof p, "bus/%s/devices/%s", bus, name) ||
+		    fmt(t, sizeof t, "../../../%s", dev) || symlinkat(t, rootfd, p))
+			return -EIO;
+		dev_event("add", dev, bus, NULL);
+		if (fmt(p, sizeof p, "bus/%s", bus) ||
+		    (!attr_get(t, sizeof t, p, "drivers_autoprobe") && !strcmp(t, "0")))
+			return 0;
+		dev_attach(bus, name, dev);
+		return 0;
+	}
+	if (fmt(p, sizeof p, "bus/%s/drivers/%s", bus, name))
+		return -EINVAL;
+	if (!strcmp(verb, "rmmod")) {
+		if (drv_dir(bus, name, dev, sizeof dev))
+			return -ENODEV;
+		driver_detach(bus, name);
+		if (nlfd >= 0 && !fmt(t, sizeof t, "/%s", p))
+			uevent_send(nlfd, "remove", t, kv, 1);
+		return renameat(rootfd, p, rootfd, gone) ? -EIO : 0;
+	}
+	if (renameat(rootfd, gone, rootfd, p))
+		return -ENODEV;
+	driver_attach(bus, name);
+	if (nlfd >= 0 && !fmt(t, sizeof t, "/%s", p))
+		uevent_send(nlfd, "add", t, kv, 1);
+	return 0;
+}
+
 /*
  * A write to the root's .fake_ctl, one command a write, never logged:
  *	attach BUS DRV	driver_attach, as driver_register does it
  *	detach BUS DRV	driver_detach, as driver_unregister does it
  *	probe BUS ID	bus_probe_device, as device_add does it: nothing
  *			when the bus's drivers_autoprobe reads 0
+ *	unplug BUS ID	a hot-unplug, as the fault action unplug:ID, but
+ *			the directory is kept aside (.fake_gone) for replug
+ *			(a device without children: replug adds it alone)
+ *	replug BUS ID	device_add of a new device like it: a new
+ *			directory with the old one's files, driver_override
+ *			"(null)" and authorized 1 where it has them, the
+ *			links, the add uevent, then the probe
+ *	rmmod BUS DRV	driver_unregister all at once, as the fault action
+ *			unregister:, the directory kept aside
+ *	insmod BUS DRV	that driver back all at once: its directory and
+ *			files, driver_attach (bind uevents), the add uevent
+ * The last four are for endurance runs, thousands of them from a shell
+ * without a fork each; order.bats holds the step-by-step orderings.
  * ENODEV for a driver or device that is not there, EINVAL for anything
  * else.
  */
@@ -1098,6 +1213,9 @@ static int ctl(const char *raw, size_t len)
 			driver_detach(w[1], w[2]);
 		return 0;
 	}
+	if (!strcmp(w[0], "unplug") || !strcmp(w[0], "replug") ||
+	    !strcmp(w[0], "rmmod") || !strcmp(w[0], "insmod"))
+		return aside(w[0], w[1], w[2]);
 	if (!strcmp(w[0], "probe")) {
 		if (!name_ok(w[1]) || dev_find(w[1], w[2], dev, sizeof dev))
 			return -ENODEV;

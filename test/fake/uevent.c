@@ -3,6 +3,9 @@
  * uevent ACTION DEVPATH [KEY=VALUE...]
  *	send one kernel-format uevent to NETLINK_KOBJECT_UEVENT group 1,
  *	as the kernel does when a device or driver appears.
+ * uevent -n COUNT ACTION DEVPATH [KEY=VALUE...]
+ *	the same uevent COUNT times, at once: a burst that overflows the
+ *	receive buffer of a listener that is not reading (ENOBUFS).
  * uevent -l [COUNT [MILLISECONDS]]
  *	print the uevents of this network namespace, one a line:
  *	"ACTION@DEVPATH KEY=VALUE..." without ACTION, DEVPATH and SEQNUM;
@@ -65,13 +68,19 @@ static int listen_events(long count, int ms)
 
 int main(int argc, char **argv)
 {
+	long times = 1;
 	int fd;
 
 	if (argc >= 2 && !strcmp(argv[1], "-l"))
 		return listen_events(argc > 2 ? atol(argv[2]) : 0,
 		    argc > 3 ? atoi(argv[3]) : 0);
+	if (argc >= 3 && !strcmp(argv[1], "-n")) {
+		times = atol(argv[2]);
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 3) {
-		fputs("usage: uevent ACTION DEVPATH [KEY=VALUE...]\n"
+		fputs("usage: uevent [-n COUNT] ACTION DEVPATH [KEY=VALUE...]\n"
 		    "       uevent -l [COUNT [MILLISECONDS]]\n", stderr);
 		return 2;
 	}
@@ -80,10 +89,11 @@ int main(int argc, char **argv)
 		perror("uevent: unable to open the uevent socket");
 		return 1;
 	}
-	if (uevent_send(fd, argv[1], argv[2], (const char *const *)argv + 3,
-	    argc - 3) < 0) {
-		perror("uevent: unable to send");
-		return 1;
-	}
+	while (times-- > 0)
+		if (uevent_send(fd, argv[1], argv[2],
+		    (const char *const *)argv + 3, argc - 3) < 0) {
+			perror("uevent: unable to send");
+			return 1;
+		}
 	return 0;
 }

@@ -1,0 +1,378 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# Follow mode (-f, drvbind.follow=1): after the first pass drvbind stays
+# on its uevent socket and applies a rule again whenever its device is
+# added, bound or unbound, or its driver is added; SIGHUP reads the rules
+# again, SIGINT and SIGTERM end it with status 0. The fake kernel replays
+# what the real one does on a replug (a PCI remove and rescan, a USB
+# device re-created) and on a driver's unload and reload, in the
+# kernel's order.
+
+load helper
+
+USB_IF=1-1:1.0
+
+# follow ARGS...: drvbind -f in the background on this test's tree,
+# its output in $FAKE/follow.out; FOLLOW_PID is drvbind's pid
+follow() {
+	nsenter -t "$FAKE_NSPID" -n -- ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" \
+		-m "$FAKE/modprobe" -f "$@" </dev/null >"$FAKE/follow.out" 2>&1 3>&- &
+	FOLLOW_PID=$!
+	echo "$FOLLOW_PID" >>"$FAKE/pids"
+	follow_ready
+}
+
+# follow_ready: the first pass is over: the follower has its signalfd
+follow_ready() {
+	local i f
+	for ((i = 0; i < 500; i++)); do
+		for f in /proc/"$FOLLOW_PID"/fd/*; do
+			[[ $(readlink "$f" 2>/dev/null) == *signalfd* ]] && return 0
+		done
+		kill -0 "$FOLLOW_PID" 2>/dev/null || break
+		sleep 0.01
+	done
+	echo "drvbind -f did not start following; it said:"
+	cat "$FAKE/follow.out"
+	return 1
+}
+
+# follow_end: SIGTERM, and its exit status in FOLLOW_STATUS
+follow_end() {
+	kill -TERM "$FOLLOW_PID"
+	FOLLOW_STATUS=0
+	wait "$FOLLOW_PID" || FOLLOW_STATUS=$?
+}
+
+# stopped CMD...: CMD with drvbind stopped, so that it wakes on the state
+# after all of it (the uevents wait on its socket)
+stopped() {
+	kill -STOP "$FOLLOW_PID"
+	"$@"
+	kill -CONT "$FOLLOW_PID"
+}
+
+# until_driver B ID D: the device is on D (none: unbound) within 5 s
+until_driver() {
+	local i got
+	for ((i = 0; i < 500; i++)); do
+		got=$(readlink "$SYS/bus/$1/devices/$2/driver" 2>/dev/null) || got=none
+		[[ ${got##*/} == "$3" ]] && return 0
+		sleep 0.01
+	done
+	echo "$1/$2 is on ${got##*/}, not $3; drvbind said:"
+	cat "$FAKE/follow.out"
+	echo "write log:"
+	cat "$FAKE/log"
+	return 1
+}
+
+# _release B ID DEV: device_release_driver, when a driver has the device
+_release() {
+	local drv
+	drv=$(readlink "$FAKE/back/$3/driver") || return 0
+	drv=${drv##*/}
+	rm "$FAKE/back/$3/driver" "$FAKE/back/bus/$1/drivers/$drv/$2"
+	fake_uevent unbind "/$3" "SUBSYSTEM=$1"
+}
+
+# unplug B ID: a PCI remove (pci_stop_dev, then device_del) in the
+# kernel's order: the driver released (an unbind uevent), the links, the
+# driver released again (bus_remove_device: one may have bound it
+# meanwhile), the remove uevent, the directory
+unplug() {
+	local dev
+	dev=$(readlink "$FAKE/back/bus/$1/devices/$2") && dev=devices/${dev##*../devices/}
+	_release "$1" "$2" "$dev"
+	rm "$FAKE/back/$dev/subsystem" "$FAKE/back/bus/$1/devices/$2"
+	_release "$1" "$2" "$dev"
+	fake_uevent remove "/$dev" "SUBSYSTEM=$1"
+	rm -r "${FAKE:?}/back/$dev"
+}
+
+# plug B ID ARGS...: device_add: the directory and its attributes, the
+# add uevent, then the bus's probe (the native driver's bind uevent)
+plug() {
+	fake_device "$@"
+	fake_uevent add "$FAKE_DEVPATH" "SUBSYSTEM=$1"
+	fake_ctl probe "$1" "$2"
+}
+
+@test "a follower moves a PCI device again after a remove and a rescan give it back to its native driver" {
+	pci_stub_setup
+	follow "pci/$E1000:pci-stub"
+	until_driver pci "$E1000" pci-stub
+	stopped unplug pci "$E1000"
+	stopped plug pci "$E1000" override
+	until_driver pci "$E1000" pci-stub
+	follow_end
+	[ "$FOLLOW_STATUS" -eq 0 ] || { echo "status $FOLLOW_STATUS"; cat "$FAKE/follow.out"; false; }
+	run cat "$FAKE/follow.out"
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+}
+
+@test "a follower puts a device back on its rule's driver after that driver is unloaded and loaded again, and a reload of the native driver changes nothing" {
+	pci_stub_setup
+	follow "pci/$E1000:pci-stub"
+	until_driver pci "$E1000" pci-stub
+	# rmmod pci-stub: the device is unbound; the override keeps e1000 off
+	stopped fake_unregister pci pci-stub
+	until_driver pci "$E1000" none
+	# modprobe pci-stub: it binds the device as it registers
+	fake_register pci pci-stub 'match=*'
+	until_driver pci "$E1000" pci-stub
+	fake_unregister pci e1000
+	fake_register pci e1000 'match=*'
+	assert_driver pci "$E1000" pci-stub
+	follow_end
+	[ "$FOLLOW_STATUS" -eq 0 ]
+	run cat "$FAKE/follow.out"
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	drvbind: pci/$E1000: none -> pci-stub
+	EOF
+}
+
+@test "a follower holds a USB interface that a replug of its device re-creates with authorized 0 again" {
+	fake_driver usb usb-storage "match=$USB_IF"
+	fake_device usb 1-1 idVendor=0781 idProduct=5567
+	fake_device usb "$USB_IF" parent=1-1 class=08 driver=usb-storage
+	follow "usb/$USB_IF:none"
+	until_driver usb "$USB_IF" none
+	# authorized 0 then 1 on 1-1: its interfaces go and come back, probed
+	stopped unplug usb "$USB_IF"
+	stopped plug usb "$USB_IF" parent=1-1 class=08
+	until_driver usb "$USB_IF" none
+	[ "$(cat "$SYS/bus/usb/devices/$USB_IF/authorized")" = 0 ]
+	follow_end
+	run cat "$FAKE/follow.out"
+	assert_output_is <<-EOF
+	drvbind: usb/$USB_IF: usb-storage -> none
+	drvbind: usb/$USB_IF: usb-storage -> none
+	EOF
+}
+
+@test "SIGHUP makes a follower read its config file again and apply the rules it finds there" {
+	pci_stub_setup
+	fake_conf ""
+	follow
+	fake_conf "pci/$E1000:pci-stub"
+	sleep 0.2
+	assert_driver pci "$E1000" e1000
+	kill -HUP "$FOLLOW_PID"
+	until_driver pci "$E1000" pci-stub
+	fake_conf "pci/$E1000:none"
+	kill -HUP "$FOLLOW_PID"
+	until_driver pci "$E1000" none
+	follow_end
+	[ "$FOLLOW_STATUS" -eq 0 ]
+	run cat "$FAKE/follow.out"
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	drvbind: pci/$E1000: pci-stub -> none
+	EOF
+}
+
+@test "a follower whose uevent socket overflowed (ENOBUFS) looks at every rule again, and finds the device that changed unseen" {
+	pci_stub_setup
+	follow "pci/$E1000:pci-stub"
+	until_driver pci "$E1000" pci-stub
+	kill -STOP "$FOLLOW_PID"
+	# e1000 takes the device, and its bind uevent is lost in a burst that
+	# fills the socket (1 MiB) while drvbind sleeps
+	dev=devices/pci0000:00/$E1000
+	rm "$FAKE/back/$dev/driver" "$FAKE/back/bus/pci/drivers/pci-stub/$E1000"
+	ln -s ../../../bus/pci/drivers/e1000 "$FAKE/back/$dev/driver"
+	ln -s "../../../../$dev" "$FAKE/back/bus/pci/drivers/e1000/$E1000"
+	fake_ns "$UEVENT" -n 2000 change /devices/virtual/misc/burst "PAD=$(printf '%01000d' 0)"
+	kill -CONT "$FOLLOW_PID"
+	until_driver pci "$E1000" pci-stub
+	follow_end
+	run cat "$FAKE/follow.out"
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+}
+
+@test "SIGTERM ends a follower that waits for a driver with status 0, and hands its held device back" {
+	fake_driver pci e1000 'match=*'
+	fake_device pci "$E1000" override
+	follow -t 60 "pci/$E1000:vfio-pci"
+	follow_end
+	[ "$FOLLOW_STATUS" -eq 0 ]
+	assert_driver pci "$E1000" e1000
+}
+
+# status_of KEY: a line of the follower's /proc status, in kB or a count
+status_of() {
+	local k v _
+	while read -r k v _; do
+		[[ $k == "$1:" ]] && echo "$v" && return 0
+	done <"/proc/$FOLLOW_PID/status"
+	return 1
+}
+
+fds_of() {
+	local -a f=(/proc/"$FOLLOW_PID"/fd/*)
+	echo "${#f[@]}"
+}
+
+# nap: a millisecond, without a fork (a read from a pipe no one writes)
+nap() {
+	read -r -t 0.001 -u "$ZZ" _ || :
+}
+
+# idle: without a fork, the follower sleeps in ppoll() with nothing left
+# to read on its uevent socket (its line in /proc/net/netlink, found by
+# the socket's inode), so that it has done with every event so far
+idle() {
+	local i f ino=${FOLLOW_INO-} w=() wchan
+	if [[ -z $ino ]]; then
+		for f in /proc/"$FOLLOW_PID"/fd/*; do
+			f=$(readlink "$f")
+			[[ $f == socket:* ]] && ino=${f//[^0-9]/} && break
+		done
+		FOLLOW_INO=$ino
+	fi
+	for ((i = 0; i < 5000; i++)); do
+		read -r wchan <"/proc/$FOLLOW_PID/wchan" || :
+		if [[ $wchan == *poll* ]]; then
+			while read -r -a w; do
+				[[ ${w[9]} == "$ino" ]] && break
+			done <"/proc/$FOLLOW_PID/net/netlink"
+			[[ ${w[9]} == "$ino" && ${w[4]} == 0 ]] && return 0
+		fi
+		nap
+	done
+	echo "the follower never went idle"
+	return 1
+}
+
+# until_on B ID D: without a fork, the follower is idle and the device on D
+until_on() {
+	idle || return 1
+	[[ -e $SYS/bus/$1/drivers/$3/$2 ]] && return 0
+	until_driver "$@"
+}
+
+@test "a follower keeps its rule through ${FOLLOW_CYCLES:-1000} replugs and ${FOLLOW_CYCLES:-1000} driver reloads, with unrelated uevents, overflows and SIGHUPs between them, in the same memory and files" {
+	local n=${FOLLOW_CYCLES:-1000} i rss0 fds0 sw0 sw1 events rss fds ctl=$SYS/.fake_ctl
+	exec {ZZ}<> <(:)
+	pci_stub_setup
+	fake_conf "pci/$E1000:pci-stub"
+	follow
+	until_driver pci "$E1000" pci-stub
+	rss0=$(status_of VmRSS) fds0=$(fds_of)
+	# idle: every wake-up is a uevent that came
+	fake_listen
+	sw0=$(status_of voluntary_ctxt_switches)
+	sleep 2
+	sw1=$(status_of voluntary_ctxt_switches)
+	events=$(wc -l <"$FAKE/uevents")
+	echo "# idle 2 s: $((sw1 - sw0)) wake-ups, $events uevents" >&3
+	((sw1 - sw0 <= events))
+	# the fake's own verbs (.fake_ctl), and no fork in the loop but the
+	# uevents between cycles; the follower is let finish each step (a
+	# replug in the middle of a move is explore.bats's)
+	for ((i = 1; i <= n; i++)); do
+		printf 'unplug pci %s' "$E1000" >"$ctl"
+		idle
+		printf 'replug pci %s' "$E1000" >"$ctl"
+		until_on pci "$E1000" pci-stub || { echo "replug $i"; return 1; }
+		printf 'rmmod pci pci-stub' >"$ctl"
+		idle
+		printf 'insmod pci pci-stub' >"$ctl"
+		until_on pci "$E1000" pci-stub || { echo "reload $i"; return 1; }
+		((i % 10)) || fake_uevent add /devices/virtual/misc/other SUBSYSTEM=misc
+		((i % 100)) || fake_ns "$UEVENT" -n 2000 change /devices/virtual/misc/burst "PAD=$(printf '%01000d' 0)"
+		((i % 250)) || kill -HUP "$FOLLOW_PID"
+	done
+	until_driver pci "$E1000" pci-stub
+	rss=$(status_of VmRSS) fds=$(fds_of)
+	echo "# after $n replugs and $n reloads: RSS $rss0 -> $rss kB, fds $fds0 -> $fds," \
+		"$(status_of voluntary_ctxt_switches) context switches (each access through FUSE is one)" >&3
+	[ "$rss" -eq "$rss0" ]
+	[ "$fds" -eq "$fds0" ]
+	follow_end
+	[ "$FOLLOW_STATUS" -eq 0 ]
+	# the first move, then one a replug and one a reload, and nothing else
+	run grep -c -x -e "drvbind: pci/$E1000: e1000 -> pci-stub" "$FAKE/follow.out"
+	[ "$output" -eq $((n + 1)) ]
+	run grep -c -x -e "drvbind: pci/$E1000: none -> pci-stub" "$FAKE/follow.out"
+	[ "$output" -eq "$n" ]
+	run grep -v -x -e "drvbind: pci/$E1000: e1000 -> pci-stub" -e "drvbind: pci/$E1000: none -> pci-stub" "$FAKE/follow.out"
+	[ -z "$output" ]
+}
+
+@test "drvbind.follow=1 on the kernel command line with -b: the parent returns after the first pass, and its background child follows" {
+	pci_stub_setup
+	fake_cmdline "drvbind=pci/$E1000:pci-stub drvbind.follow=1"
+	# the child keeps stderr: a file, not bats' pipe, which would wait for it
+	st=0
+	fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" \
+		-b </dev/null >"$FAKE/bg.out" 2>"$FAKE/follow.out" 3>&- || st=$?
+	[ "$st" -eq 0 ]
+	run cat "$FAKE/follow.out"
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	drvbind: following 1 rule(s) in the background
+	EOF
+	# the child: the one drvbind left with this test's command line
+	FOLLOW_PID=$(pgrep -f -- "-k $FAKE/cmdline")
+	echo "$FOLLOW_PID" >>"$FAKE/pids"
+	follow_ready
+	stopped unplug pci "$E1000"
+	stopped plug pci "$E1000" override
+	until_driver pci "$E1000" pci-stub
+	kill -TERM "$FOLLOW_PID"
+	for ((i = 0; i < 500; i++)); do
+		kill -0 "$FOLLOW_PID" 2>/dev/null || break
+		sleep 0.01
+	done
+	! kill -0 "$FOLLOW_PID" 2>/dev/null
+	run cat "$FAKE/follow.out"
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	drvbind: following 1 rule(s) in the background
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+}
+
+@test "drvbind.follow= takes 0 or 1, and anything else is refused by name" {
+	pci_stub_setup
+	fake_cmdline "drvbind=pci/$E1000:pci-stub drvbind.follow=yes"
+	run drvbind
+	[ "$status" -eq 1 ]
+	assert_output_is <<-EOF
+	drvbind: bad "drvbind.follow"="yes": not 0 or 1
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+}
+
+@test "a second follower takes the place of the first, which ends with status 0, so that two never fight" {
+	pci_stub_setup
+	follow "pci/$E1000:pci-stub"
+	first=$FOLLOW_PID
+	first_out=$FAKE/follow.out
+	mv "$first_out" "$FAKE/first.out"
+	follow "pci/$E1000:vfio-pci"
+	st=0
+	wait "$first" || st=$?
+	[ "$st" -eq 0 ]
+	run cat "$FAKE/first.out"
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	drvbind: another follower takes over
+	EOF
+	# the second one follows: a replug goes to its rule's driver
+	fake_driver pci vfio-pci 'match=*'
+	stopped unplug pci "$E1000"
+	stopped plug pci "$E1000" override
+	until_driver pci "$E1000" vfio-pci
+	follow_end
+	[ "$FOLLOW_STATUS" -eq 0 ]
+}
