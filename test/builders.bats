@@ -1,11 +1,14 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # The initramfs integrations proven with the real builders: images made
-# by mkinitramfs and by dracut (with systemd as the initrd's init, and
-# with its shell init) from drvbind as `make install` stages it, each
-# booted under QEMU (TCG) with Debian's kernel into an ext4 root disk
-# whose /sbin/init (test/initramfs/root-init) reports what it found.
-# test/initramfs/run.sh builds and boots; see it for the setup.
+# by mkinitramfs, by dracut (with systemd as the initrd's init, and with
+# its shell init) and by Arch's mkinitcpio from drvbind as `make
+# install` stages it, each booted under QEMU (TCG) with Debian's kernel
+# into an ext4 root disk whose /sbin/init (test/initramfs/root-init)
+# reports what it found. test/initramfs/run.sh builds and boots; see it
+# for the setup, and for what mkinitcpio needs on Debian. mkinitcpio
+# comes from MKINITCPIO_SRC (a tree or a tarball, by default the vendor
+# tarball beside the checkout); without one its tests are skipped.
 #
 # Every boot has two e1000s: 0000:00:05.0 named by the rule baked into
 # the image (/etc/drvbind.conf: pci/0000:00:05.0:pci-stub) and
@@ -13,7 +16,8 @@
 # would take both. It also has a USB stick (usb-storage on qemu-xhci),
 # whose interface 2-1:1.0 the boot's command line sends to none: the
 # builders put xhci-pci and usb-storage in the image by their own choice
-# (mkinitramfs's MODULES=most, dracut --no-hostonly), so coldplug loads
+# (mkinitramfs's MODULES=most, dracut --no-hostonly, mkinitcpio's block
+# hook without autodetect), so coldplug loads
 # usb-storage, which must not take it. The command line also adds a rule
 # for 0000:00:1f.0, which never appears, with drvbind.timeout=600: far
 # longer than QEMU is allowed to run, so a boot that waited for it would
@@ -67,6 +71,14 @@ unheld() {
 	has "$1" root.driver "usb-storage registered"
 	has "$1" root.link "usb/2-1:1.0 none"
 	has "$1" root.authorized "usb/2-1:1.0 0"
+}
+
+# built_by_mkinitcpio: skips the test when run.sh found no mkinitcpio
+# source, saying which variable to set.
+built_by_mkinitcpio() {
+	if [[ -f $OUT/mkinitcpio/skipped ]]; then
+		skip "$(cat "$OUT/mkinitcpio/skipped")"
+	fi
 }
 
 # waiting IMAGE ARGV: drvbind still runs in the real root, as ARGV,
@@ -145,4 +157,44 @@ waiting() {
 @test "booted from dracut's shell init, the USB stick's interface 2-1:1.0, sent to none on the command line, has no driver when the real root's init runs, though coldplug loaded usb-storage" {
 	holds dracut-sh '/usb-storage\.ko$'
 	unheld dracut-sh
+}
+
+@test "mkinitcpio with HOOKS=(base udev drvbind modconf block) packs drvbind, its runtime hook, the config and pci-stub's module, without a build error" {
+	built_by_mkinitcpio
+	# mkinitcpio's /sbin is a link to usr/bin
+	holds mkinitcpio '^usr/bin/drvbind$'
+	holds mkinitcpio '^hooks/drvbind$'
+	holds mkinitcpio '^etc/drvbind\.conf$'
+	holds mkinitcpio '/pci-stub\.ko$'
+	said mkinitcpio "  -> Running build hook: [drvbind]"
+	said mkinitcpio "drvbind: pci-stub: adding module pci-stub"
+	# what mkinitcpio says only when no add_* call failed
+	said mkinitcpio "==> Initcpio image generation successful"
+}
+
+@test "mkinitcpio's init runs drvbind as an early hook, after udevd starts and before the udev hook's coldplug" {
+	built_by_mkinitcpio
+	booted mkinitcpio
+	# the console's lines end in CR LF
+	is order "$(tr -d '\r' <"$OUT/mkinitcpio/console.log" | grep -x -e ':: running early hook \[udev\]' \
+		-e ':: running early hook \[drvbind\]' -e ':: Triggering uevents\.\.\.')" ":: running early hook [udev]
+:: running early hook [drvbind]
+:: Triggering uevents..."
+}
+
+@test "booted from the mkinitcpio image, 0000:00:05.0 is on pci-stub before the real root's init runs, while e1000 took 0000:00:06.0" {
+	built_by_mkinitcpio
+	applied mkinitcpio
+}
+
+@test "booted from the mkinitcpio image, the USB stick's interface 2-1:1.0, sent to none on the command line, has no driver when the real root's init runs, though coldplug loaded usb-storage" {
+	built_by_mkinitcpio
+	holds mkinitcpio '/usb-storage\.ko$'
+	unheld mkinitcpio
+}
+
+@test "with mkinitcpio, a rule whose device never appears leaves drvbind waiting in the background, and the real root's init starts" {
+	built_by_mkinitcpio
+	booted mkinitcpio
+	waiting mkinitcpio "/sbin/drvbind -b"
 }

@@ -4,7 +4,7 @@
 # by `make install`, and boot each under QEMU into a real root disk whose
 # /sbin/init (root-init) reports what it found on the second serial port.
 #
-#   test/initramfs/run.sh [IMAGE...]     itools dracut dracut-sh
+#   test/initramfs/run.sh [IMAGE...]     itools dracut dracut-sh mkinitcpio
 #
 # itools     mkinitramfs (initramfs-tools), MODULES=most, Debian's default:
 #            the builder picks the modules itself (e1000, xhci-pci and
@@ -13,6 +13,12 @@
 # dracut     dracut --no-hostonly (plus e1000), systemd as the initrd's init;
 #            dracut's own selection has xhci-pci and usb-storage
 # dracut-sh  the same without systemd: dracut's shell init
+# mkinitcpio Arch's builder, from MKINITCPIO_SRC (see mkinitcpio_tree;
+#            without a source tree the image is skipped, saying so in
+#            out/mkinitcpio/skipped), HOOKS=(base udev drvbind modconf
+#            block): no autodetect, so the block hook puts xhci-pci and
+#            usb-storage in for coldplug; e1000 and the root's ext4 in
+#            MODULES=
 #
 # Nothing is installed into the machine: `make install DESTDIR=` stages
 # drvbind under build/initramfs/stage, and each builder runs in a mount
@@ -32,7 +38,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 w=build/initramfs
 here=test/initramfs
-[ $# -gt 0 ] || set -- itools dracut dracut-sh
+[ $# -gt 0 ] || set -- itools dracut dracut-sh mkinitcpio
 
 k=$(sh test/qemu/kernel.sh build/qemu)
 kdir=${k% *} kver=${k##* }
@@ -76,6 +82,101 @@ inns() {
 	sh "$here/ns.sh" -u "$w/stage/usr" -u "$kdir" -e "$w/etc" -k "$w/cmdline" -b "$kdir/boot" -- "$@"
 }
 
+# mkinitcpio_tree: mkinitcpio laid out under build/mkinitcpio/usr as
+# Arch installs it (/usr/bin/mkinitcpio, /usr/lib/initcpio/), from
+# MKINITCPIO_SRC, a source tree or its tarball, by default the vendor
+# tarball beside the checkout. Debian 12 does not package it, and its
+# meson.build wants meson 1.4 where Debian 12 has 1.0: the @VARIABLES@
+# its configure_file() calls fill in are filled in here, with the values
+# meson would find on this machine. Kept until the source changes.
+# Without a source it says so and returns 2; 1 when a step failed.
+mkinitcpio_tree() {
+	src=${MKINITCPIO_SRC:-}
+	if [ -z "$src" ]; then
+		for src in ../shared/vendor/mkinitcpio.tar.gz /work/shared/vendor/mkinitcpio.tar.gz; do
+			[ -e "$src" ] && break
+		done
+	fi
+	if ! [ -e "$src" ]; then
+		echo "no mkinitcpio source: set MKINITCPIO_SRC to its tree or tarball"
+		return 2
+	fi
+	t=build/mkinitcpio
+	key=dir
+	[ -d "$src" ] || key=$(sha256sum <"$src")
+	[ "$key" != dir ] && [ "$(cat "$t/key" 2>/dev/null)" = "$key" ] && return 0
+	rm -rf "$t"
+	mkdir -p "$t/src" "$t/usr/bin" "$t/usr/lib/initcpio/install" "$t/usr/lib/initcpio/hooks"
+	# (no set -e here: build's caller tests its status)
+	if [ -d "$src" ]; then
+		cp -R "$src/." "$t/src/" || return 1
+	else
+		tar -xzf "$src" -C "$t/src" --strip-components=1 || return 1
+	fi
+	# the version meson takes from git describe: the newest in CHANGELOG
+	ver=$(sed -n 's/^CHANGES WITH v\([0-9.]*\).*/\1/p' "$t/src/CHANGELOG" | head -n 1)
+	udevd=$(pkg-config --variable=systemd_util_dir systemd)/systemd-udevd
+	# BINDIR is used once, for mkinitcpio's own PATH. Arch's /usr/sbin is
+	# a link to /usr/bin; Debian 12 keeps blkid, switch_root, modinfo and
+	# depmod in /usr/sbin, so its PATH gets both.
+	for f in mkinitcpio lsinitcpio functions init init_functions shutdown \
+		"$t/src"/install/* "$t/src"/hooks/*; do
+		f=${f#"$t/src/"}
+		case $f in
+		*/meson.build) continue ;;
+		mkinitcpio | lsinitcpio) d=$t/usr/bin/$f ;;
+		*) d=$t/usr/lib/initcpio/$f ;;
+		esac
+		(cd "$t/src" && sed -e "s|@VERSION@|$ver|g" -e 's|@BINDIR@|/usr/bin:/usr/sbin|g' \
+			-e 's|@SYSCONFDIR@|/etc|g' -e 's|@INITCPIO_LIBDIR@|/usr/lib/initcpio|g' \
+			-e 's|@INITCPIO_SYSCONFDIR@|/etc/initcpio|g' -e 's|@VCONSOLE_CONF@|/etc/vconsole.conf|g' \
+			-e "s|@UDEVD_PATH@|$udevd|g" -e "s|@TMPFILES_PATH@|$(command -v systemd-tmpfiles)|g" \
+			-e 's|@MKINITCPIO_HOOKS@|base udev autodetect microcode modconf kms keyboard keymap consolefont block filesystems fsck|g' \
+			"$f") >"$d" || return 1
+	done
+	chmod 755 "$t/usr/bin/mkinitcpio" "$t/usr/bin/lsinitcpio" "$t/usr/lib/initcpio/functions" || return 1
+	# Arch's udev hook adds libkmod by its path there (systemd 256 and
+	# later dlopen() it, ldd does not show it); Debian's is in the
+	# multiarch directory.
+	ln -s "$(ldd "$udevd" | awk '$1 == "libkmod.so.2" { print $3 }')" "$t/usr/lib/libkmod.so.2" || return 1
+	# mkinitcpio-busybox, the image's shell and tools: Debian's busybox,
+	# unpacked, not installed (it would replace busybox-static). Not
+	# busybox-static itself: its shell runs its own applets before any
+	# program on PATH, so mkinitcpio's init ran busybox's modprobe (which
+	# cannot read kmod's modules.dep.bin) and mount (which cannot tell
+	# ext4) instead of the kmod and util-linux ones the base hook adds:
+	# MODULES= was never loaded and the root never mounted.
+	# Fetched once, like the kernel (test/qemu/kernel.sh).
+	b=build/mkinitcpio-busybox
+	if ! [ -x "$b/bin/busybox" ]; then
+		rm -rf "$b" && mkdir -p "$b"
+		# apt-get download writes to the current directory
+		(cd "$b" && { apt-get download busybox || { apt-get update && apt-get download busybox; }; }) ||
+			{ echo "apt-get download busybox failed"; return 1; }
+		dpkg -x "$b"/busybox_*.deb "$b" && rm "$b"/busybox_*.deb || return 1
+	fi
+	cp "$b/bin/busybox" "$t/usr/lib/initcpio/busybox" || return 1
+	echo "$key" >"$t/key"
+}
+
+# mkinitcpio's own /etc: the rule, mkinitcpio.conf, and
+# /etc/udev/hwdb.bin, which its udev hook copies beside
+# /usr/lib/udev/hwdb.bin (systemd-hwdb writes it there; Debian's udev
+# builds only the one under /usr): a link to that one, so the image
+# holds one hwdb. Apart from $w/etc, so the other images stay as they
+# were. No autodetect hook: the block hook adds every storage driver,
+# xhci-pci and usb-storage among them, for coldplug to load; the root's
+# ext4, and e1000, which no hook adds, are in MODULES=.
+mkinitcpio_etc() {
+	e=$w/etc-mkinitcpio
+	rm -rf "$e"
+	mkdir -p "$e/udev"
+	cp "$w/etc/drvbind.conf" "$e/drvbind.conf"
+	ln -s /usr/lib/udev/hwdb.bin "$e/udev/hwdb.bin"
+	printf 'MODULES=(e1000 ext4)\nHOOKS=(base udev drvbind modconf block)\nCOMPRESSION=zstd\n' \
+		>"$e/mkinitcpio.conf"
+}
+
 # build NAME: the image build/initramfs/NAME.img, its build log and its
 # file list.
 build() {
@@ -98,6 +199,17 @@ build() {
 			--add-drivers e1000 --omit "$omit" --compress "zstd -1 -q -T0" \
 			"$img" >"$o/build.log" 2>&1
 		lsinitrd "$img" >"$o/contents" ;;
+	mkinitcpio)
+		# no source tree: out/mkinitcpio/skipped says which variable to set
+		mkinitcpio_tree >"$o/build.log" 2>&1 || {
+			[ $? = 2 ] && mv "$o/build.log" "$o/skipped"
+			return 0
+		}
+		m=build/mkinitcpio/usr
+		mkinitcpio_etc
+		sh "$here/ns.sh" -u "$m" -u "$w/stage/usr" -u "$kdir" -e "$w/etc-mkinitcpio" \
+			-k "$w/cmdline" -b "$kdir/boot" -- mkinitcpio -k "$kver" -g "$w/$1.img" >>"$o/build.log" 2>&1
+		sh "$here/ns.sh" -u "$m" -- lsinitcpio "$w/$1.img" >"$o/contents" ;;
 	esac
 }
 
@@ -112,7 +224,7 @@ build() {
 # init.
 boot() {
 	case $1 in
-	itools) append="root=/dev/vda" ;;
+	itools | mkinitcpio) append="root=/dev/vda" ;;
 	*) append="root=/dev/vda rd.shell=0 rd.emergency=poweroff" ;;
 	esac
 	QEMU_TIMEOUT=${QEMU_TIMEOUT:-240} sh test/qemu/boot.sh \
@@ -130,5 +242,7 @@ for i; do
 	t0=$(date +%s)
 	build "$i" || echo "run.sh: building $i failed, see $w/out/$i/build.log" >&2
 	echo $(($(date +%s) - t0)) >"$w/out/$i/build.seconds"
-	[ -s "$w/$i.img" ] && boot "$i"
+	if [ -s "$w/$i.img" ]; then
+		boot "$i"
+	fi
 done
