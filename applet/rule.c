@@ -205,7 +205,7 @@ static void rule_fail(struct rule *r, const char *step, const char *cur, int ovr
 	if (r->id[0])
 		say(MORE, " after new_id \"%s\"", r->id);
 	if (rb)
-		say(LOG_ERR, "; rollback to %s failed at %s: %e", now, rb, rerr);
+		say(LOG_ERR, "; rollback to %s failed at %s: %e", drv_or_none(now), rb, rerr);
 	else
 		say(LOG_ERR, r->orig[0] ? "; back on %s" : now[0] ? "; now on %s" : "; left unbound", now);
 	r->state = FAILED;
@@ -234,7 +234,7 @@ static void wait_driver(struct rule *r, const char *step)
 static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, const char *hp, int bind)
 {
 	const char *to = r->none ? "" : r->s.drv, *step = NULL, *val = NULL;
-	char now[NAME_SZ];
+	char now[NAME_SZ], gone[PATH_SZ];
 	int fwd = 1;
 
 	/*
@@ -291,6 +291,19 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
 		}
 		if (!step)
 			step = dev_move(r, to, fwd, bind, now);
+		/*
+		 * A PCI remove releases the driver twice (pci_stop_dev, then
+		 * device_del once the bus link is gone): a follower woken by
+		 * the first binds a device on its way out, and the second
+		 * undoes it. A device whose bus link went during the move is
+		 * no failure of its rule: a follower looks again, and one
+		 * added again is a new device.
+		 */
+		if (step && flag[FOLLOW] && dev_path(gone, r, "") == 0 && !sys_exists(gone)) {
+			say(LOG_DEBUG, "%r: removed during the move", r);
+			rule_arm(r, r->until);
+			return;
+		}
 		/*
 		 * Until the bus has finished adding a new device (PCI sets
 		 * match_driver after the add uevent), bind says ENODEV even

@@ -114,15 +114,23 @@ static void place_take(void)
 	say(LOG_WARNING, "-f: another follower keeps its place: %e", errno);
 }
 
-/* Applies every rule again, until `until' (rule_arm): all, or those a uevent names. */
-static void rules_arm(long long until, const char *name)
-{
-	int i;
+/*
+ * Applies rules again, until `until' (rule_arm). ALL: every rule (the
+ * start, SIGHUP). Else those that are not waiting already and that a
+ * uevent names (name), or all (NULL: events were lost); one that failed
+ * only on an add (ADD) of its device or driver, not on the bind and
+ * unbind its own rollback made, which would start it over and over.
+ */
+enum { BOUND, ADD, ALL };
 
-	for (i = 0; i < conf.nrules; i++)
-		if (!name || !strcmp(name, rules[i].s.dev) || !strcmp(name, rules[i].s.drv))
-			if (rules[i].state != WAITING || !name)
-				rule_arm(&rules[i], until);
+static void rules_arm(long long until, const char *name, int how)
+{
+	struct rule *r;
+
+	for (r = rules; r < rules + conf.nrules; r++)
+		if (how == ALL || ((!name || !strcmp(name, r->s.dev) || !strcmp(name, r->s.drv)) &&
+		    (r->state == DONE || (r->state == FAILED && how == ADD))))
+			rule_arm(r, until);
 }
 
 /*
@@ -144,7 +152,7 @@ static void follow_event(char *buf, size_t n)
 	for (name = devpath; *devpath; devpath++)
 		if (*devpath == '/')
 			name = devpath + 1;
-	rules_arm(now_ms() + conf.timeout * 1000LL, name);
+	rules_arm(now_ms() + conf.timeout * 1000LL, name, *action == 'a' ? ADD : BOUND);
 }
 
 /*
@@ -185,7 +193,7 @@ static void uevent_wait(long long until, int soon)
 		 * every rule again.
 		 */
 		if (n < 0 && errno == ENOBUFS && flag[FOLLOW])
-			rules_arm(now_ms() + conf.timeout * 1000LL, NULL);
+			rules_arm(now_ms() + conf.timeout * 1000LL, NULL, ADD);
 		if (n < 0 && errno == ENOBUFS)
 			continue;
 		if (n < 0)
@@ -222,7 +230,7 @@ static int rules_run(void)
 	int i, pending, soon, failed = 0, forked = 0;
 
 	log_batch(1);
-	rules_arm(now_ms() + conf.timeout * 1000LL, NULL);
+	rules_arm(now_ms() + conf.timeout * 1000LL, NULL, ALL);
 	for (i = 0; i < conf.nrules; i++)
 		rules[i].quiet = 0;
 	for (;;) {
@@ -262,7 +270,7 @@ static int rules_run(void)
 		if (got & 1U << SIGHUP) {
 			got &= ~(1U << SIGHUP);
 			rules_reload();
-			rules_arm(now_ms() + conf.timeout * 1000LL, NULL);
+			rules_arm(now_ms() + conf.timeout * 1000LL, NULL, ALL);
 		}
 	}
 	for (i = 0; i < conf.nrules; i++)

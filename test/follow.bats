@@ -155,6 +155,29 @@ plug() {
 	EOF
 }
 
+@test "a follower does not start a failed rule over on the bind its own rollback made, only on its device's next add" {
+	fake_driver pci e1000 'match=*'
+	fake_driver pci vfio-pci 'match=*' probe=EINVAL
+	fake_device pci "$E1000" override driver=e1000
+	follow "pci/$E1000:vfio-pci"
+	until_driver pci "$E1000" e1000
+	sleep 0.5
+	# one try: the rollback's bind of e1000 did not start it again
+	[ "$(grep -c "vfio-pci/bind" "$FAKE/log")" -eq 1 ]
+	stopped unplug pci "$E1000"
+	stopped plug pci "$E1000" override
+	until_driver pci "$E1000" e1000
+	sleep 0.5
+	[ "$(grep -c "vfio-pci/bind" "$FAKE/log")" -eq 2 ]
+	follow_end
+	[ "$FOLLOW_STATUS" -eq 0 ]
+	run cat "$FAKE/follow.out"
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; back on e1000
+	drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; back on e1000
+	EOF
+}
+
 @test "SIGHUP makes a follower read its config file again and apply the rules it finds there" {
 	pci_stub_setup
 	fake_conf ""
@@ -375,4 +398,20 @@ until_on() {
 	until_driver pci "$E1000" vfio-pci
 	follow_end
 	[ "$FOLLOW_STATUS" -eq 0 ]
+}
+
+@test "a follower whose device is removed in the middle of a move says nothing of it, and takes the device added again" {
+	pci_stub_setup
+	# pci-stub's bind happens, then the device is removed (its driver
+	# released, its links, the remove uevent): the check finds it gone
+	fake_fault bus/pci/drivers/pci-stub/bind "unplug:$E1000"
+	follow -t 1 "pci/$E1000:pci-stub"
+	[ ! -e "$SYS/bus/pci/devices/$E1000" ]
+	sleep 1.5
+	stopped plug pci "$E1000" override
+	until_driver pci "$E1000" pci-stub
+	follow_end
+	[ "$FOLLOW_STATUS" -eq 0 ]
+	run cat "$FAKE/follow.out"
+	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub"
 }
