@@ -3,8 +3,9 @@
 # The real-kernel tier: Debian's kernel under QEMU (TCG), a busybox
 # initramfs whose /init runs drvbind and reports on the second serial
 # port; drvbind comes from the prepend image concatenated in front of it.
-# Eight boots on Debian 12's kernel (test/qemu/run.sh, two at a time)
-# serve every test; two of them run drvbind as PID 1. Three of them boot
+# Nine boots on Debian 12's kernel (test/qemu/run.sh, two at a time)
+# serve every test; three of them run drvbind as PID 1, one of them as a
+# follower (drvbind.follow=1). The pci and the two timing boots boot
 # again on 5.10 and 6.12 (the kernel matrix, at the end). The guest's
 # side is test/qemu/guest/, one script per boot.
 #
@@ -602,6 +603,147 @@ usb_move_after() {
 	# the good rule beside them applied
 	has myinit myinit.dmesg "<14>drvbind: serio/serio0: atkbd -> none"
 	has myinit myinit.link "serio/serio0 none"
+}
+
+# The follow boot (test/qemu/guest/follow.sh): drvbind as PID 1 with
+# drvbind.follow=1 and the rules 0000:00:05.0:pci-stub and 2-1:1.0:none,
+# every driver a module the next init loads. Its background child follows
+# both rules while that init replugs and reloads, one step after another;
+# QEMU's own unplug and plug of the stick are made by test/qemu/monitor.sh
+# on the host, when the guest asks. Each step's report is STEP.* (its
+# kernel log STEP.dmesg), taken once the follower has read every uevent.
+# Where the follower and a native driver race for a new device, which of
+# them came first decides drvbind's words, not the outcome.
+
+# follow_said STEP: drvbind's kernel-log lines of the step, after "drvbind: "
+follow_said() {
+	sed -n "s/^$1\.dmesg <[0-9]*>drvbind: //p" "$QEMU_OUT/follow/results"
+}
+
+# follow_ok STEP: nothing drvbind said in the step is a failure or above
+# info, and the follower is the one PID 1 left
+follow_ok() {
+	local bad
+	bad=$(grep -E "^$1\.dmesg <(8|9|1[0-3])>drvbind: |^$1\.dmesg .*drvbind: .*failed at" "$QEMU_OUT/follow/results") || :
+	[[ -z $bad ]] || { echo "$1: drvbind said:"; echo "$bad"; return 1; }
+	is "the follower at $1" "$(val follow "$1.child")" "$(val follow boot.child)"
+}
+
+# follow_only STEP ERE: each line drvbind said in the step is ERE (there
+# may be none)
+follow_only() {
+	local other
+	other=$(follow_said "$1" | grep -vxE -- "$2") || :
+	[[ -z $other ]] && return 0
+	echo "$1: drvbind also said:"
+	echo "$other"
+	return 1
+}
+
+@test "as PID 1 with drvbind.follow=1 it leaves a follower in a session of its own, which applies both rules as the drivers and the stick come" {
+	booted follow
+	has follow boot.dmesg "<6>Run /sbin/drvbind as init process"
+	has follow boot.dmesg "<14>drvbind: following 2 rule(s) in the background"
+	pid=$(val follow boot.child)
+	pid=${pid%%:*}
+	[[ $pid =~ ^[0-9]+$ ]] || { echo "no follower when the next init started"; false; }
+	is "the follower's parent" "$(val follow boot.ppid)" 1
+	is "the follower's session" "$(val follow boot.sid)" "$pid"
+	follow_ok boot
+	# pci-stub not loaded yet: the e1000 is held for it
+	has follow boot.link "pci/0000:00:05.0 none"
+	has follow boot.override "pci/0000:00:05.0 pci-stub"
+	has follow boot.link "usb/2-1:1.0 absent"
+	follow_ok start
+	has follow start.link "pci/0000:00:05.0 pci-stub"
+	has follow start.dmesg "<6>pci-stub 0000:00:05.0: claimed by stub"
+	has follow start.dmesg "<14>drvbind: pci/0000:00:05.0: none -> pci-stub"
+	has follow start.dmesg "<6>usb-storage 2-1:1.0: USB Mass Storage device detected"
+	has follow start.link "usb/2-1:1.0 none"
+	has follow start.authorized 0
+	has_re follow start.dmesg "<14>drvbind: usb/2-1:1\.0: (usb-storage -> none|already unbound)"
+}
+
+@test "after a PCI remove and rescan the follower puts the new e1000 device on pci-stub again, through its own driver_override" {
+	booted follow
+	follow_ok rescan
+	has follow rescan.dmesg "<6>pci 0000:00:05.0: [8086:100e] type 00 class 0x020000"
+	# a device the rescan made has no override: this one is the follower's
+	has follow rescan.link "pci/0000:00:05.0 pci-stub"
+	has follow rescan.override "pci/0000:00:05.0 pci-stub"
+	has follow rescan.dmesg "<6>pci-stub 0000:00:05.0: claimed by stub"
+	# held before the bus probed the new device (none), or taken from
+	# e1000; on the remove, between the kernel's two releases of the
+	# going device's driver, the follower may bind it once more
+	follow_only rescan "pci/0000:00:05\.0: (none|e1000) -> pci-stub"
+	# its last move came after the bus added the new device
+	awk '/^rescan\.dmesg .*\[8086:100e\]/ { added = NR } /^rescan\.dmesg .*drvbind: / { moved = NR }
+		END { exit !(added && moved > added) }' "$QEMU_OUT/follow/results" ||
+		{ echo "no move of the rescanned device:"; grep '^rescan\.' "$QEMU_OUT/follow/results"; false; }
+}
+
+@test "pci-stub unloaded and loaded again: its override keeps the device off e1000 meanwhile, the follower sees it back on pci-stub, and an e1000 reload changes nothing" {
+	booted follow
+	follow_ok stub
+	# the bus was asked to probe the device meanwhile: nothing took it
+	has follow stub.out.link "pci/0000:00:05.0 none"
+	has follow stub.out.override "pci/0000:00:05.0 pci-stub"
+	has follow stub.modprobe "drvbind: modprobe -q -- pci-stub"
+	has follow stub.link "pci/0000:00:05.0 pci-stub"
+	has follow stub.dmesg "<6>pci-stub 0000:00:05.0: claimed by stub"
+	is "drvbind's lines" "$(follow_said stub)" "pci/0000:00:05.0: none -> pci-stub"
+	follow_ok native
+	has follow native.dmesg "<6>e1000: Intel(R) PRO/1000 Network Driver"
+	has follow native.link "pci/0000:00:05.0 pci-stub"
+	is "drvbind's lines" "$(follow_said native)" ""
+}
+
+@test "the stick's USB device deauthorized and authorized again: the follower keeps its new interface, probed by usb-storage, unbound with authorized 0" {
+	booted follow
+	follow_ok reenum
+	has follow reenum.out.link "usb/2-1:1.0 absent"
+	has follow reenum.dmesg "<6>usb-storage 2-1:1.0: USB Mass Storage device detected"
+	# a new interface is authorized: its 0 is the follower's
+	has follow reenum.link "usb/2-1:1.0 none"
+	has follow reenum.authorized 0
+	# authorized 0, written while usb-storage probes, waits for the
+	# probe and then unbinds it: a look before the probe bound it saw
+	# the interface as its rule wants, and says nothing
+	follow_only reenum "usb/2-1:1\.0: usb-storage -> none"
+}
+
+@test "QEMU unplugs the stick and plugs it in again through its monitor: the follower keeps the new device's interface unbound with authorized 0" {
+	booted follow
+	follow_ok replug
+	has follow replug.out.link "usb/2-1:1.0 absent"
+	has_re follow replug.dmesg "<6>usb 2-1: USB disconnect, device number [0-9]+"
+	has_re follow replug.dmesg "<6>usb 2-1: new SuperSpeed USB device number [0-9]+ using xhci_hcd"
+	has follow replug.dmesg "<6>usb-storage 2-1:1.0: USB Mass Storage device detected"
+	has follow replug.link "usb/2-1:1.0 none"
+	has follow replug.authorized 0
+	follow_only replug "usb/2-1:1\.0: usb-storage -> none"
+	# QEMU did both: qmp_capabilities, device_del, device_add answered
+	# (QMP ends its lines in \r\n)
+	local qmp=$QEMU_OUT/follow/qmp.log
+	is "QMP answers" "$(grep -c $'^{"return": {}}\r$' "$qmp")" 3
+	grep -q '"event": "DEVICE_DELETED", "data": {"device": "stick0"' "$qmp"
+	! grep -q '"error"' "$qmp" || { cat "$qmp"; false; }
+}
+
+@test "SIGTERM ends the follower with status 0 within a second, and leaves the devices as they are" {
+	booted follow
+	has follow term.state ended
+	within "ended after" "$(val follow term.ms)" 0 1000
+	# its own exit_group(0), which a death by the signal would not make
+	is "exit_group calls" "$(grep '^term\.exit_group ' "$QEMU_OUT/follow/results")" "term.exit_group 0"
+	is "drvbind processes after" "$(val follow term.child)" ""
+	has follow term.link "pci/0000:00:05.0 pci-stub"
+	has follow term.override "pci/0000:00:05.0 pci-stub"
+	has follow term.link "usb/2-1:1.0 none"
+	has follow term.authorized 0
+	is "drvbind's lines" "$(follow_said term)" ""
+	# and in the whole boot nothing failed
+	! grep 'failed at' "$QEMU_OUT/follow/results"
 }
 
 # The kernel matrix: the pci boot and the two timing boots again on

@@ -4,8 +4,8 @@
 # guest's report in build/qemu/out/NAME/results ("RUN.KEY VALUE" lines,
 # see test/qemu.bats), beside its console.log.
 #
-#   test/qemu/run.sh [SCENARIO[@SUITE]...]   late pcitiming usbtiming
-#                          pid1 pci missing malformed myinit, then
+#   test/qemu/run.sh [SCENARIO[@SUITE]...]   follow late pcitiming
+#                          usbtiming pid1 pci missing malformed myinit, then
 #                          pcitiming@S usbtiming@S pci@S for each S of
 #                          QEMU_SUITES (default "bullseye trixie")
 #
@@ -37,7 +37,7 @@ fi
 # Longest first, so the boots running side by side end close together;
 # then the core scenarios again on each kernel of QEMU_SUITES.
 if [ $# -eq 0 ]; then
-	set -- late pcitiming usbtiming pid1 pci missing malformed myinit
+	set -- follow late pcitiming usbtiming pid1 pci missing malformed myinit
 	for suite in ${QEMU_SUITES-bullseye trixie}; do
 		set -- "$@" "pcitiming@$suite" "usbtiming@$suite" "pci@$suite"
 	done
@@ -174,6 +174,27 @@ scenario() {
 		boot pcitiming "" $(e1000 5 6 7 8 0a 0b) ;;
 	usbtiming)
 		boot usbtiming "" $stick ;;
+	follow)
+		# drvbind as PID 1 with drvbind.follow=1: its background child
+		# follows the two rules through the replugs and reloads the
+		# init makes, and through QEMU's own unplug and plug of the
+		# stick, which monitor.sh makes when the guest asks (the stick
+		# with an id, and on a fixed port, so that it comes back as
+		# the same 2-1). The QMP monitor's FIFOs are made before QEMU
+		# starts, so not by boot(), which empties the directory.
+		d=$out/follow$tag
+		hotstick=usb-storage,bus=xhci.0,port=1,drive=stick,id=stick0
+		rm -rf "$d"
+		mkdir -p "$d"
+		mkfifo "$d/qmp.in" "$d/qmp.out"
+		sh $q/monitor.sh "$d" "$hotstick" &
+		sh $q/boot.sh "$kernel" "$initrd" "$d" \
+			"scenario=follow rdinit=/sbin/drvbind drvbind.follow=1 drvbind.timeout=30 drvbind=0000:00:05.0:pci-stub drvbind=2-1:1.0:none" \
+			$(e1000 5) -device qemu-xhci,id=xhci,addr=9 \
+			-blockdev driver=null-co,node-name=stick,size=1048576 \
+			-device "$hotstick" \
+			-chardev "pipe,id=qmp,path=$d/qmp" -mon chardev=qmp,mode=control
+		wait "$!" ;;
 	*)
 		echo "run.sh: no scenario $1" >&2
 		return 1 ;;
