@@ -14,6 +14,7 @@ setup_file() {
 	VER=$(sed -n 's/^VERSION *= *//p' "$TOP/Makefile")
 	export PKG=$PKGDIR/drvbind-$VER-1-x86_64.pkg.tar.zst
 	make -s -C "$TOP" all
+	mkdir -p "$TOP/build/pkg"
 	t0=$(date +%s)
 	# a failed build is reported by the first test, with the log
 	make -s -C "$TOP" arch >"$TOP/build/pkg/arch.log" 2>&1 || true
