@@ -87,6 +87,16 @@ static const char *teach(struct rule *r)
 	return step;
 }
 
+/*
+ * The file that says a driver can be taught ids: new_id. A USB driver
+ * gets new_id and then remove_id after its add uevent
+ * (usb_create_newid_files): only remove_id says it has both.
+ */
+static const char *teachable(const struct rule *r)
+{
+	return r->hold == AUTHORIZED ? "remove_id" : "new_id";
+}
+
 /* "add ID" or "del ID" for usbip-host's list of the devices it may take. */
 static int busid_write(struct rule *r, const char *verb)
 {
@@ -133,7 +143,7 @@ static const char *dev_move(struct rule *r, const char *to, int fwd, int bind, c
 		if (drv_put(r, to, "bind", r->s.dev, fwd ? bind : -1) == 0)
 			break;
 		e = errno;
-		if (fwd == 1 && e == ENODEV && drv_has(r, to, "new_id")) {
+		if (fwd == 1 && e == ENODEV && drv_has(r, to, teachable(r))) {
 			const char *step = teach(r);
 			if (step)
 				return step;
@@ -265,7 +275,7 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
 	copy(now, cur);
 	if (!flag[DRY]) {
 		/* Looking again for a new_id to come: no bind until it is there. */
-		if (r->again && !drv_has(r, to, "new_id")) {
+		if (r->again && !drv_has(r, to, teachable(r))) {
 			errno = ENODEV;
 			step = "bind";
 		}
@@ -318,13 +328,14 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
 			return;
 		}
 		/*
-		 * usb_register_driver makes new_id after the driver's add
-		 * uevent, and nothing announces it: a bind that the driver's
-		 * table refuses before it is there is tried again soon, for
-		 * NEW_ID_WAIT_MS at most (wait.c looks every SOON_MS).
+		 * usb_register_driver makes new_id and remove_id after the
+		 * driver's add uevent, and nothing announces them: a bind that
+		 * the driver's table refuses before they are there is tried
+		 * again soon, for NEW_ID_WAIT_MS at most (wait.c looks every
+		 * SOON_MS).
 		 */
 		if (step && r->hold == AUTHORIZED && !r->none && errno == ENODEV && !strcmp(step, "bind") &&
-		    !drv_has(r, to, "new_id")) {
+		    !drv_has(r, to, teachable(r))) {
 			if (!r->again)
 				r->again = now_ms() + NEW_ID_WAIT_MS;
 			if (now_ms() < r->again) {
