@@ -85,13 +85,14 @@ CROSS_TESTS = test/build.bats test/rules.bats test/bind.bats test/wait.bats test
 # The packages the tests use (Debian names); the product needs musl alone.
 # initramfs-tools and dracut-core (not dracut, which conflicts with
 # initramfs-tools) are the real builders the initramfs tests run; udev and
-# systemd go into their images; zstd unpacks them. The :arm64 and :armhf
+# systemd go into their images; zstd unpacks them; runit's runsv runs the
+# follower's service in follow.bats. The :arm64 and :armhf
 # ones, for the cross builds, need `dpkg --add-architecture`, done by deps.
 DEPS = musl-tools gcc make bats fuse3 libfuse3-dev pkg-config binutils \
        qemu-system-x86 busybox-static cpio kmod \
        initramfs-tools dracut-core udev systemd zstd e2fsprogs shellcheck \
        clang libclang-rt-14-dev valgrind cppcheck clang-tidy strace \
-       gnuplot-nox driverctl dpdk usbip \
+       gnuplot-nox driverctl dpdk usbip runit \
        gcc-aarch64-linux-gnu musl-dev:arm64 gcc-arm-linux-gnueabihf musl-dev:armhf \
        qemu-user-static qemu-system-arm
 FOREIGN = arm64 armhf
@@ -251,7 +252,7 @@ install: $(O)/drvbind
 	mkdir -p $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(DATADIR) $(DESTDIR)$(ITOOLSDIR)/hooks $(DESTDIR)$(ITOOLSDIR)/scripts/init-top \
 		$(DESTDIR)$(DRACUTDIR) $(DESTDIR)$(CPIODIR)/install $(DESTDIR)$(CPIODIR)/hooks \
-		$(DESTDIR)$(UNITDIR)
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(DATADIR)/runit/drvbind-follow
 	cp $(O)/drvbind $(DESTDIR)$(SBINDIR)/drvbind
 	cp applet/drvbind.8 $(DESTDIR)$(MANDIR)/man8/drvbind.8
 	cp applet/drvbind.conf.5 $(DESTDIR)$(MANDIR)/man5/drvbind.conf.5
@@ -264,12 +265,16 @@ install: $(O)/drvbind
 	cp initramfs/mkinitcpio/hook $(DESTDIR)$(CPIODIR)/hooks/drvbind
 	cp initramfs/drvbind.service $(DESTDIR)$(UNITDIR)/drvbind.service
 	$(SUBST) initramfs/drvbind-follow.service > $(DESTDIR)$(UNITDIR)/drvbind-follow.service
-	chmod 755 $(DESTDIR)$(SBINDIR)/drvbind $(DESTDIR)$(ITOOLSDIR)/hooks/drvbind \
+	$(SUBST) initramfs/inittab > $(DESTDIR)$(DATADIR)/inittab
+	$(SUBST) initramfs/runit/drvbind-follow/run > $(DESTDIR)$(DATADIR)/runit/drvbind-follow/run
+	chmod 755 $(DESTDIR)$(SBINDIR)/drvbind $(DESTDIR)$(DATADIR)/runit/drvbind-follow/run \
+		$(DESTDIR)$(ITOOLSDIR)/hooks/drvbind \
 		$(DESTDIR)$(ITOOLSDIR)/scripts/init-top/drvbind $(DESTDIR)$(DRACUTDIR)/module-setup.sh \
 		$(DESTDIR)$(DRACUTDIR)/drvbind.sh
 	chmod 644 $(DESTDIR)$(MANDIR)/man8/drvbind.8 $(DESTDIR)$(MANDIR)/man5/drvbind.conf.5 \
 		$(DESTDIR)$(DATADIR)/modules.sh $(DESTDIR)$(CPIODIR)/install/drvbind \
-		$(DESTDIR)$(CPIODIR)/hooks/drvbind $(DESTDIR)$(UNITDIR)/drvbind.service
+		$(DESTDIR)$(CPIODIR)/hooks/drvbind $(DESTDIR)$(UNITDIR)/drvbind.service \
+		$(DESTDIR)$(UNITDIR)/drvbind-follow.service $(DESTDIR)$(DATADIR)/inittab
 
 # Exactly what install put there; of the directories only drvbind's own.
 uninstall:
@@ -278,8 +283,10 @@ uninstall:
 		$(DESTDIR)$(ITOOLSDIR)/hooks/drvbind $(DESTDIR)$(ITOOLSDIR)/scripts/init-top/drvbind \
 		$(DESTDIR)$(DRACUTDIR)/module-setup.sh $(DESTDIR)$(DRACUTDIR)/drvbind.sh \
 		$(DESTDIR)$(CPIODIR)/install/drvbind $(DESTDIR)$(CPIODIR)/hooks/drvbind \
-		$(DESTDIR)$(UNITDIR)/drvbind.service $(DESTDIR)$(UNITDIR)/drvbind-follow.service
-	rmdir $(DESTDIR)$(DATADIR) $(DESTDIR)$(DRACUTDIR) 2>/dev/null || true
+		$(DESTDIR)$(UNITDIR)/drvbind.service $(DESTDIR)$(UNITDIR)/drvbind-follow.service \
+		$(DESTDIR)$(DATADIR)/inittab $(DESTDIR)$(DATADIR)/runit/drvbind-follow/run
+	rmdir $(DESTDIR)$(DATADIR)/runit/drvbind-follow $(DESTDIR)$(DATADIR)/runit \
+		$(DESTDIR)$(DATADIR) $(DESTDIR)$(DRACUTDIR) 2>/dev/null || true
 
 clean:
 	rm -rf build

@@ -94,6 +94,10 @@ exits_with() {
 	[ -x "$d/usr/sbin/drvbind" ]
 	[ -f "$d/usr/share/man/man8/drvbind.8" ]
 	cmp "$BIN" "$d/usr/sbin/drvbind"
+	# the follower's ways in without systemd name the installed binary
+	grep -qx "::respawn:/usr/sbin/drvbind -f" "$d/usr/share/drvbind/inittab"
+	[ -x "$d/usr/share/drvbind/runit/drvbind-follow/run" ]
+	grep -qx "exec /usr/sbin/drvbind -f" "$d/usr/share/drvbind/runit/drvbind-follow/run"
 	run make -s -C "$TOP" uninstall ARCH="$ARCH" DESTDIR="$d" PREFIX=/usr
 	[ "$status" -eq 0 ]
 	[ -z "$(find "$d" -type f)" ]

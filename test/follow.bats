@@ -415,3 +415,73 @@ until_on() {
 	run cat "$FAKE/follow.out"
 	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub"
 }
+
+# runit (or s6) runs the follower from the one-file service directory
+# make install puts in DATADIR/runit: here with its @SBINDIR@ filled in
+# with a drvbind that reaches this test's tree, and a finish script of
+# the test's own, which runsv gives the follower's exit status and signal.
+@test "runsv keeps the runit service's follower on the rules: a replug is taken, sv hup reads the config again, a killed follower is started again, and sv down ends it with status 0" {
+	command -v runsv >/dev/null || { echo "runsv is missing: make deps installs runit"; false; }
+	pci_stub_setup
+	fake_device pci 0000:00:03.0 driver=e1000 override
+	fake_conf "pci/$E1000:pci-stub"
+	mkdir -p "$FAKE/bin" "$FAKE/sv"
+	cp -R "$TOP/initramfs/runit/drvbind-follow" "$FAKE/sv/"
+	svc=$FAKE/sv/drvbind-follow
+	sed "s|@SBINDIR@|$FAKE/bin|g" "$TOP/initramfs/runit/drvbind-follow/run" >"$svc/run"
+	grep -qx "exec $FAKE/bin/drvbind -f" "$svc/run"
+	cat >"$FAKE/bin/drvbind" <<-SH
+	#!/bin/sh
+	exec nsenter -t $FAKE_NSPID -n -- ${RUN:+$RUN }$BIN -r $SYS -k $FAKE/cmdline -c $FAKE/conf -m $FAKE/modprobe "\$@"
+	SH
+	printf '#!/bin/sh\necho "$1 $2" >>%s\n' "$FAKE/finished" >"$svc/finish"
+	chmod 755 "$FAKE/bin/drvbind" "$svc/run" "$svc/finish"
+	runsv "$svc" </dev/null >"$FAKE/follow.out" 2>&1 3>&- &
+	echo "$!" >>"$FAKE/pids"
+	# follower PID: the one runsv started, once it follows
+	sv_pid() {
+		local i p
+		for ((i = 0; i < 500; i++)); do
+			p=$(cat "$svc/supervise/pid" 2>/dev/null) || p=
+			[[ -n $p && $p != "${1-}" ]] && FOLLOW_PID=$p && follow_ready && return 0
+			sleep 0.01
+		done
+		echo "runsv started no follower; it said:"
+		cat "$FAKE/follow.out"
+		return 1
+	}
+	sv_pid
+	until_driver pci "$E1000" pci-stub
+	stopped unplug pci "$E1000"
+	stopped plug pci "$E1000" override
+	until_driver pci "$E1000" pci-stub
+	fake_conf "pci/$E1000:pci-stub" "pci/0000:00:03.0:pci-stub"
+	sv hup "$svc"
+	until_driver pci 0000:00:03.0 pci-stub
+	first=$FOLLOW_PID
+	kill -KILL "$first"
+	sv_pid "$first"
+	stopped unplug pci "$E1000"
+	stopped plug pci "$E1000" override
+	until_driver pci "$E1000" pci-stub
+	run sv -w 5 down "$svc"
+	[ "$status" -eq 0 ]
+	! kill -0 "$FOLLOW_PID" 2>/dev/null
+	# runsv's finish: status 0 after the SIGTERM; -1 9 for the SIGKILL
+	run cat "$FAKE/finished"
+	assert_output_is <<-EOF
+	-1 9
+	0 0
+	EOF
+	# the restarted follower's first pass reports as any run does
+	run cat "$FAKE/follow.out"
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	drvbind: pci/0000:00:03.0: e1000 -> pci-stub
+	drvbind: pci/$E1000: already on pci-stub
+	drvbind: pci/0000:00:03.0: already on pci-stub
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+	sv exit "$svc"
+}

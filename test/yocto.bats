@@ -177,7 +177,8 @@ owner() {
 	is FILES:drvbind-initramfs-tools "$(bbvar FILES:drvbind-initramfs-tools)" \
 		"/usr/share/initramfs-tools/hooks/drvbind /usr/share/initramfs-tools/scripts/init-top/drvbind"
 	is FILES:drvbind-systemd-initrd "$(bbvar FILES:drvbind-systemd-initrd)" /usr/lib/systemd/system/drvbind.service
-	is FILES:drvbind-follow "$(bbvar FILES:drvbind-follow)" /usr/lib/systemd/system/drvbind-follow.service
+	is FILES:drvbind-follow "$(bbvar FILES:drvbind-follow | tr -s ' ')" \
+		"/usr/lib/systemd/system/drvbind-follow.service /usr/share/drvbind/inittab /usr/share/drvbind/runit"
 	is FILES:drvbind-common "$(bbvar FILES:drvbind-common)" /usr/share/drvbind
 	# a hook needs the binary and modules.sh; dracut's the initrd's unit
 	# too, since this configuration has systemd
@@ -211,7 +212,9 @@ drvbind-dracut /usr/lib/dracut/modules.d/90drvbind/module-setup.sh
 drvbind-follow /usr/lib/systemd/system/drvbind-follow.service
 drvbind-systemd-initrd /usr/lib/systemd/system/drvbind.service
 drvbind /usr/sbin/drvbind
+drvbind-follow /usr/share/drvbind/inittab
 drvbind-common /usr/share/drvbind/modules.sh
+drvbind-follow /usr/share/drvbind/runit/drvbind-follow/run
 drvbind-initramfs-tools /usr/share/initramfs-tools/hooks/drvbind
 drvbind-initramfs-tools /usr/share/initramfs-tools/scripts/init-top/drvbind
 drvbind-doc /usr/share/man/man5/drvbind.conf.5
@@ -220,6 +223,8 @@ EOF
 	)"
 	grep -qx "ExecStart=@/sbin/drvbind @drvbind -b" "$IMAGE/usr/lib/systemd/system/drvbind.service"
 	grep -qx "ExecStart=/usr/sbin/drvbind -f" "$IMAGE/usr/lib/systemd/system/drvbind-follow.service"
+	grep -qx "::respawn:/usr/sbin/drvbind -f" "$IMAGE/usr/share/drvbind/inittab"
+	grep -qx "exec /usr/sbin/drvbind -f" "$IMAGE/usr/share/drvbind/runit/drvbind-follow/run"
 	for f in usr/lib/dracut/modules.d/90drvbind/module-setup.sh usr/share/initramfs-tools/hooks/drvbind; do
 		grep -q ' /usr/sbin/drvbind /sbin/drvbind$' "$IMAGE/$f"
 		grep -q 'sh /usr/share/drvbind/modules.sh ' "$IMAGE/$f"

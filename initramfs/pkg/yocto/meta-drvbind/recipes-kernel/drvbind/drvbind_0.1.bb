@@ -24,6 +24,8 @@ SRC_URI = "file://Makefile;subdir=${BP} \
            file://initramfs/modules.sh;subdir=${BP} \
            file://initramfs/drvbind.service;subdir=${BP} \
            file://initramfs/drvbind-follow.service;subdir=${BP} \
+           file://initramfs/inittab;subdir=${BP} \
+           file://initramfs/runit;subdir=${BP} \
            file://initramfs/initramfs-tools;subdir=${BP} \
            file://initramfs/dracut;subdir=${BP} \
            file://initramfs/mkinitcpio;subdir=${BP} \
@@ -95,7 +97,8 @@ PACKAGES =+ "${PN}-dracut ${PN}-initramfs-tools ${PN}-systemd-initrd ${PN}-follo
 FILES:${PN}-dracut = "${DRACUT_MODDIR}"
 FILES:${PN}-initramfs-tools = "${ITOOLS_DIR}/hooks/drvbind ${ITOOLS_DIR}/scripts/init-top/drvbind"
 FILES:${PN}-systemd-initrd = "${systemd_system_unitdir}/drvbind.service"
-FILES:${PN}-follow = "${systemd_system_unitdir}/drvbind-follow.service"
+FILES:${PN}-follow = "${systemd_system_unitdir}/drvbind-follow.service \
+    ${datadir}/${BPN}/inittab ${datadir}/${BPN}/runit"
 FILES:${PN}-common = "${datadir}/${BPN}"
 RDEPENDS:${PN}-dracut = "${PN} ${PN}-common \
     ${@bb.utils.contains('DISTRO_FEATURES', 'systemd', '${PN}-systemd-initrd', '', d)}"
