@@ -356,7 +356,7 @@ until_on() {
 		kill -0 "$FOLLOW_PID" 2>/dev/null || break
 		sleep 0.01
 	done
-	! kill -0 "$FOLLOW_PID" 2>/dev/null
+	! kill -0 "$FOLLOW_PID" 2>/dev/null || false
 	run cat "$FAKE/follow.out"
 	assert_output_is <<-EOF
 	drvbind: pci/$E1000: e1000 -> pci-stub
@@ -466,7 +466,7 @@ until_on() {
 	until_driver pci "$E1000" pci-stub
 	run sv -w 5 down "$svc"
 	[ "$status" -eq 0 ]
-	! kill -0 "$FOLLOW_PID" 2>/dev/null
+	! kill -0 "$FOLLOW_PID" 2>/dev/null || false
 	# runsv's finish: status 0 after the SIGTERM; -1 9 for the SIGKILL
 	run cat "$FAKE/finished"
 	assert_output_is <<-EOF
