@@ -23,6 +23,14 @@
 # longer than QEMU is allowed to run, so a boot that waited for it would
 # never reach the root's init.
 #
+# The mkinitramfs image is booted once more (itools-follow) with
+# drvbind.follow=1, into a root whose /sbin/init is busybox init and whose
+# /etc/inittab holds the line `make install` ships in
+# share/drvbind/inittab, beside two calls of test/initramfs/root-follow,
+# which reports before init starts anything (start.*), once inittab's
+# follower has taken over from the initramfs's (takeover.*), and after a
+# replug of each ruled device in the real root (rescan.*, reenum.*).
+#
 # Results are lines "root.KEY VALUE" in build/initramfs/out/IMAGE/results,
 # beside build.log (the builder's output) and contents (its file list);
 # root.kmsg lines are the whole kernel log. DRVBIND=FILE boots another
@@ -121,7 +129,7 @@ waiting() {
 	holds dracut '/pci-stub\.ko$'
 	holds dracut ' usr/lib/systemd/system/drvbind\.service$'
 	holds dracut 'sysinit\.target\.wants/drvbind\.service -> '
-	! holds dracut 'hooks/pre-trigger/.*drvbind'
+	! holds dracut 'hooks/pre-trigger/.*drvbind' || false
 	said dracut "dracut: *** Including module: drvbind ***"
 	said dracut "drvbind: pci-stub: adding module pci-stub"
 }
@@ -143,8 +151,8 @@ waiting() {
 
 @test "dracut with its shell init gets the pre-trigger hook instead of the unit" {
 	holds dracut-sh 'hooks/pre-trigger/10-drvbind\.sh$'
-	! holds dracut-sh 'drvbind\.service'
-	! holds dracut-sh ' usr/lib/systemd/systemd$'
+	! holds dracut-sh 'drvbind\.service' || false
+	! holds dracut-sh ' usr/lib/systemd/systemd$' || false
 	holds dracut-sh '/pci-stub\.ko$'
 	said dracut-sh "drvbind: pci-stub: adding module pci-stub"
 }
@@ -197,4 +205,116 @@ waiting() {
 	built_by_mkinitcpio
 	booted mkinitcpio
 	waiting mkinitcpio "/sbin/drvbind -b"
+}
+
+# The follow boot (run.sh: itools-follow). STEP.proc lines are the
+# drvbind processes that ran at the step, "PID PPID ARGV" each.
+
+# procs_at STEP: the step's drvbind processes, one a line
+procs_at() {
+	sed -n "s/^$1\.proc //p" "$OUT/itools-follow/results"
+}
+
+# only STEP ERE: every line drvbind wrote to the kernel log in the step
+# matches ERE (there may be none)
+only() {
+	local other
+	other=$(sed -n "s/^$1\.dmesg //p" "$OUT/itools-follow/results" | grep -vxE -- "$2") || :
+	[[ -z $other ]] && return 0
+	echo "$1: drvbind also said:"
+	echo "$other"
+	return 1
+}
+
+# the_old: the PID of the initramfs's follower, alone when the real root started
+the_old() {
+	local p
+	p=$(procs_at start)
+	[[ $p =~ ^([0-9]+)\ 1\ /sbin/drvbind\ -b$ ]] ||
+		{ echo "drvbind processes when the real root's init started: ${p:-none}" >&2; return 1; }
+	echo "${BASH_REMATCH[1]}"
+}
+
+# inittab_follows: the one drvbind that ran after the takeover, and
+# still at the end, is inittab's, a child of init
+inittab_follows() {
+	is "drvbind processes after the takeover" "$(procs_at takeover)" "$(procs_at end)"
+	[[ $(procs_at end) =~ ^([0-9]+)\ 1\ /usr/sbin/drvbind\ -f$ ]] && return 0
+	echo "drvbind processes after the takeover: $(procs_at takeover)"
+	return 1
+}
+
+@test "booted from the mkinitramfs image with drvbind.follow=1, the child drvbind -b leaves is a follower, alive with the rules held when the real root's busybox init starts" {
+	booted itools-follow
+	has itools-follow start.init /bin/busybox
+	has itools-follow start.ppid 1
+	# reparented to init as the -b parent ended; still the initramfs's binary
+	the_old
+	has itools-follow start.dmesg "<14>drvbind: following 3 rule(s) in the background"
+	has itools-follow start.dmesg "<14>drvbind: pci/0000:00:05.0: none -> pci-stub"
+	has itools-follow start.link "pci/0000:00:05.0 pci-stub"
+	has itools-follow start.link "usb/2-1:1.0 none"
+	has itools-follow start.authorized "usb/2-1:1.0 0"
+}
+
+@test "the inittab line make install ships starts drvbind -f in the real root, which takes over: the initramfs's follower says so and ends, and inittab's, a child of init, is the one follower left" {
+	booted itools-follow
+	local staged old
+	staged=$(grep -v -e '^#' -e '^$' "$TOP/build/initramfs/stage/usr/share/drvbind/inittab")
+	is "the installed inittab's line" "$staged" "::respawn:/usr/sbin/drvbind -f"
+	has itools-follow start.inittab "$staged"
+	old=$(the_old)
+	has itools-follow takeover.old "$old ended"
+	inittab_follows
+	[[ ${BASH_REMATCH[1]} != "$old" ]]
+	is "takeovers said" "$(grep -c '\.dmesg <14>drvbind: another follower takes over$' "$OUT/itools-follow/results")" 1
+	has itools-follow takeover.dmesg "<14>drvbind: another follower takes over"
+	! grep -E '\.dmesg .*drvbind: .*(failed at|keeps its place)' "$OUT/itools-follow/results" || false
+}
+
+@test "the follower in the real root takes the real root's /etc/drvbind.conf: 0000:00:06.0, which only that file names, leaves e1000 as it starts" {
+	booted itools-follow
+	! grep -F 0000:00:06.0 "$TOP/build/initramfs/etc/drvbind.conf" || false
+	has itools-follow start.conf "pci/0000:00:06.0:none"
+	has itools-follow start.link "pci/0000:00:06.0 e1000"
+	has itools-follow takeover.dmesg "<14>drvbind: pci/0000:00:06.0: e1000 -> none"
+	has itools-follow takeover.link "pci/0000:00:06.0 none"
+	# the rules it shares with the initramfs's follower hold as they were
+	has itools-follow takeover.dmesg "<14>drvbind: pci/0000:00:05.0: already on pci-stub"
+	has itools-follow takeover.dmesg "<14>drvbind: usb/2-1:1.0: already unbound"
+}
+
+@test "in the real root, 0000:00:05.0 removed and rescanned in ends on pci-stub again, through inittab's follower's driver_override" {
+	booted itools-follow
+	inittab_follows
+	has itools-follow rescan.removed "pci/0000:00:05.0 absent"
+	has itools-follow rescan.kmsg "<6>pci 0000:00:05.0: [8086:100e] type 00 class 0x020000"
+	has itools-follow rescan.link "pci/0000:00:05.0 pci-stub"
+	# a device the rescan made has no override: this one is the follower's
+	has itools-follow rescan.override "pci/0000:00:05.0 pci-stub"
+	has itools-follow rescan.kmsg "<6>pci-stub 0000:00:05.0: claimed by stub"
+	# held before the bus probed the new device (none), or taken from
+	# e1000; on the remove the follower may bind the going device once more
+	only rescan "<14>drvbind: pci/0000:00:05\.0: (none|e1000) -> pci-stub"
+	# its last move came after the bus added the new device
+	awk '/^rescan\.kmsg .*\[8086:100e\]/ { added = NR } /^rescan\.kmsg <[0-9]*>drvbind: / { moved = NR }
+		END { exit !(added && moved > added) }' "$OUT/itools-follow/results" ||
+		{ echo "no move of the rescanned device:"; grep '^rescan\.' "$OUT/itools-follow/results"; false; }
+}
+
+@test "in the real root, the stick's interface made anew by authorized 0 and 1 and probed by usb-storage ends without a driver and with authorized 0, from inittab's follower" {
+	booted itools-follow
+	inittab_follows
+	has itools-follow reenum.removed "usb/2-1:1.0 absent"
+	has itools-follow reenum.kmsg "<6>usb 2-1: authorized to connect"
+	has itools-follow reenum.kmsg "<6>usb-storage 2-1:1.0: USB Mass Storage device detected"
+	has itools-follow reenum.link "usb/2-1:1.0 none"
+	# a new interface is authorized: its 0 is the follower's
+	has itools-follow reenum.authorized "usb/2-1:1.0 0"
+	# authorized 0, written while usb-storage probes, waits for the probe
+	# and then unbinds it: a look before the probe bound it saw the
+	# interface as its rule wants, and says nothing
+	only reenum "<14>drvbind: usb/2-1:1\.0: usb-storage -> none"
+	has itools-follow reenum.link "pci/0000:00:05.0 pci-stub"
+	has itools-follow reenum.link "pci/0000:00:06.0 none"
 }

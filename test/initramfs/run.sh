@@ -4,12 +4,19 @@
 # by `make install`, and boot each under QEMU into a real root disk whose
 # /sbin/init (root-init) reports what it found on the second serial port.
 #
-#   test/initramfs/run.sh [IMAGE...]     itools dracut dracut-sh mkinitcpio
+#   test/initramfs/run.sh [IMAGE...]     itools itools-follow dracut dracut-sh mkinitcpio
 #
 # itools     mkinitramfs (initramfs-tools), MODULES=most, Debian's default:
 #            the builder picks the modules itself (e1000, xhci-pci and
 #            usb-storage among them, for udev's coldplug to load), and
 #            the drvbind hook adds its own
+# itools-follow
+#            no build: itools's image (built before, in this run or an
+#            earlier one) booted again with drvbind.follow=1, into a root
+#            of its own whose /sbin/init is busybox init, its /etc/inittab
+#            the installed inittab's line between two of root-follow's
+#            (see there), and its /etc/drvbind.conf with a rule the
+#            image's lacks
 # dracut     dracut --no-hostonly (plus e1000), systemd as the initrd's init;
 #            dracut's own selection has xhci-pci and usb-storage
 # dracut-sh  the same without systemd: dracut's shell init
@@ -38,7 +45,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 w=build/initramfs
 here=test/initramfs
-[ $# -gt 0 ] || set -- itools dracut dracut-sh mkinitcpio
+[ $# -gt 0 ] || set -- itools itools-follow dracut dracut-sh mkinitcpio
 
 k=$(sh test/qemu/kernel.sh build/qemu)
 kdir=${k% *} kver=${k##* }
@@ -77,6 +84,31 @@ mke2fs -q -F -t ext4 -d "$r" "$w/root.img" 32M >/dev/null
 # The USB stick's medium: 1 MiB of zeros (a sparse file), booted as a snapshot.
 rm -f "$w/stick.img"
 truncate -s 1M "$w/stick.img"
+
+# The follow boot's root: the same, but busybox's own init as /sbin/init,
+# reading an /etc/inittab made of the installed file's lines (its
+# comments left out) between two of root-follow's, the installed
+# drvbind, and a config of the real root's own: besides the image's
+# rule, one for the other e1000, which only a follower that read this
+# file moves.
+follow_root() {
+	f=$w/root-follow
+	rm -rf "$f" "$w/root-follow.img"
+	cp -a "$r" "$f"
+	rm "$f/sbin/init"
+	ln -s /bin/busybox "$f/sbin/init"
+	cp "$here/root-follow" "$f/sbin/root-follow"
+	chmod 755 "$f/sbin/root-follow"
+	cp "$w/stage/usr/sbin/drvbind" "$f/usr/sbin/drvbind"
+	{
+		echo "::sysinit:/sbin/root-follow start"
+		grep -v -e '^#' -e '^$' "$w/stage/usr/share/drvbind/inittab"
+		echo "::once:/sbin/root-follow replug"
+	} >"$f/etc/inittab"
+	printf '# the rules of the real root\npci/0000:00:05.0:pci-stub\npci/0000:00:06.0:none\n' \
+		>"$f/etc/drvbind.conf"
+	mke2fs -q -F -t ext4 -d "$f" "$w/root-follow.img" 32M >/dev/null
+}
 
 inns() {
 	sh "$here/ns.sh" -u "$w/stage/usr" -u "$kdir" -e "$w/etc" -k "$w/cmdline" -b "$kdir/boot" -- "$@"
@@ -199,6 +231,10 @@ build() {
 			--add-drivers e1000 --omit "$omit" --compress "zstd -1 -q -T0" \
 			"$img" >"$o/build.log" 2>&1
 		lsinitrd "$img" >"$o/contents" ;;
+	itools-follow)
+		follow_root
+		[ -s "$w/itools.img" ] || echo "no $w/itools.img: build itools first" >"$o/build.log"
+		;;
 	mkinitcpio)
 		# no source tree: out/mkinitcpio/skipped says which variable to set
 		mkinitcpio_tree >"$o/build.log" 2>&1 || {
@@ -223,18 +259,28 @@ build() {
 # beyond QEMU's: a boot that waited for it would never reach the root's
 # init.
 boot() {
+	root=root
 	case $1 in
 	itools | mkinitcpio) append="root=/dev/vda" ;;
+	itools-follow) append="root=/dev/vda drvbind.follow=1" root=root-follow ;;
 	*) append="root=/dev/vda rd.shell=0 rd.emergency=poweroff" ;;
 	esac
 	QEMU_TIMEOUT=${QEMU_TIMEOUT:-240} sh test/qemu/boot.sh \
-		"$kdir/boot/vmlinuz-$kver" "$w/$1.img" "$w/out/$1" \
+		"$kdir/boot/vmlinuz-$kver" "$w/$(image "$1").img" "$w/out/$1" \
 		"$append drvbind.timeout=600 \"drvbind=0000:00:1f.0:vfio-pci\" drvbind=2-1:1.0:none" \
-		-drive "file=$w/root.img,if=virtio,format=raw,snapshot=on" \
+		-drive "file=$w/$root.img,if=virtio,format=raw,snapshot=on" \
 		-device e1000,addr=5,romfile= -device e1000,addr=6,romfile= \
 		-device qemu-xhci,id=xhci,addr=9 \
 		-drive "file=$w/stick.img,if=none,id=stick,format=raw,snapshot=on" \
 		-device usb-storage,bus=xhci.0,drive=stick
+}
+
+# image NAME: the image the boot NAME boots
+image() {
+	case $1 in
+	itools-follow) echo itools ;;
+	*) echo "$1" ;;
+	esac
 }
 
 # One at a time: each guest keeps a CPU busy, and the builders want one too.
@@ -242,7 +288,7 @@ for i; do
 	t0=$(date +%s)
 	build "$i" || echo "run.sh: building $i failed, see $w/out/$i/build.log" >&2
 	echo $(($(date +%s) - t0)) >"$w/out/$i/build.seconds"
-	if [ -s "$w/$i.img" ]; then
+	if [ -s "$w/$(image "$i").img" ]; then
 		boot "$i"
 	fi
 done
