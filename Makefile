@@ -73,14 +73,15 @@ TINY_LDFLAGS = -static -no-pie -s -nostartfiles -Wl,--gc-sections -Wl,--build-id
 
 # Bottom-up, as applet/drvbind.h lists them; one link, with LTO.
 SRC  = applet/mem.c applet/parse.c applet/log.c applet/sysfs.c applet/proc.c \
-       applet/conf.c applet/device.c applet/rule.c applet/wait.c applet/list.c \
+       applet/conf.c applet/device.c applet/rule.c applet/set.c applet/wait.c applet/list.c \
        applet/pid1.c applet/main.c
 HDR  = applet/drvbind.h applet/parse.h
 TEST_BIN = build/test/fakesys build/test/uevent build/test/benchrun build/test/sysfsmagic.so
 # The cross architectures make check builds, boots and tests, and the
 # bats files whose cases check the binary itself on each of them.
 CROSS    = arm64 armhf
-CROSS_TESTS = test/build.bats test/rules.bats test/bind.bats test/wait.bats test/register.bats
+CROSS_TESTS = test/build.bats test/rules.bats test/bind.bats test/wait.bats test/register.bats \
+              test/sets.bats
 
 # The packages the tests use (Debian names); the product needs musl alone.
 # initramfs-tools and dracut-core (not dracut, which conflicts with
@@ -210,7 +211,8 @@ check-cross: all $(O)/drvbind.syms $(TEST_BIN)
 # is no heap to leak, and LeakSanitizer cannot run under strace. The
 # follower's endurance run goes 100 cycles there, not 1000.
 FAKE_TESTS = test/build.bats test/fake.bats test/rules.bats test/bind.bats test/wait.bats \
-             test/register.bats test/follow.bats test/hostile.bats test/faults.bats test/analysis.bats
+             test/register.bats test/follow.bats test/hostile.bats test/faults.bats test/analysis.bats \
+             test/sets.bats
 
 check-asan: deps
 	$(MAKE) all build/drvbind.syms build/asan/drvbind $(TEST_BIN)

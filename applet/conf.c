@@ -20,34 +20,38 @@ enum {
 
 struct conf conf = { .timeout = TIMEOUT_DEFAULT, .modprobe = "/sbin/modprobe" };
 /* Apart from conf: zero-initialised, so they cost no bytes in the binary. */
-struct rule rules[RULES_MAX];
+struct rule rules[DEVICES_MAX];
 char init_path[PATH_SZ];
 static char modprobe_buf[PATH_SZ];
+
+/* The rule for DEV on BUS, where either bus may be "" (any), or NULL. */
+struct rule *rule_find(const char *bus, const char *dev)
+{
+	struct rule *r;
+
+	for (r = rules; r < rules + conf.nrules; r++)
+		if (!strcmp(r->s.dev, dev) && (!r->s.bus[0] || !bus[0] || !strcmp(r->s.bus, bus)))
+			return r;
+	return NULL;
+}
 
 /* where: "" for the command line and arguments, "FILE:LINE: " for the config. */
 static void rule_add(const char *text, const char *where)
 {
 	struct spec sp;
 	const char *err = rule_parse(&sp, text);
-	struct rule *r;
-	int i = 0;
+	struct rule *r = NULL;
 
-	if (!err) {
-		/* A later rule for the same device replaces the earlier one. */
-		while (i < conf.nrules && (strcmp(rules[i].s.dev, sp.dev) ||
-		    (rules[i].s.bus[0] && sp.bus[0] && strcmp(rules[i].s.bus, sp.bus))))
-			i++;
-		if (i == RULES_MAX)
-			err = "more than 64 rules";
-	}
+	/* A later rule for the same device replaces the earlier one. */
+	if (!err && !(r = rule_find(sp.bus, sp.dev)) && conf.nrules == RULES_MAX)
+		err = "more than 64 rules";
 	if (err) {
 		say(LOG_ERR, "%sbad rule %q: %s", where, text, err);
 		conf.bad++;
 		return;
 	}
-	if (i == conf.nrules)
-		conf.nrules++;
-	r = &rules[i];
+	if (!r)
+		r = &rules[conf.nrules++];
 	memset(r, 0, sizeof *r);
 	r->s = sp;
 	copy(r->bus, sp.bus);

@@ -26,7 +26,9 @@
 #endif
 
 enum {
-	RULES_MAX = 64,
+	RULES_MAX = 64,		/* rules written, sets counted once */
+	DEVICES_MAX = 128,	/* devices ruled, a set's members each */
+	SET_MAX = 64,		/* devices a set takes */
 	PATH_SZ = 4 * NAME_SZ + 64,
 	TIMEOUT_DEFAULT = 10,
 };
@@ -48,6 +50,7 @@ struct rule {
 	int watch;		/* a none rule with no hold, watching its device */
 	int err;		/* the refusal the rule waits on (step, at the deadline) */
 	int quiet;		/* looked at again by -f: say only what changes */
+	int set;		/* a member of the set at rules[set - 1], or 0 */
 	long long again;	/* looking again soon, until then: a new_id to come */
 	long long until;	/* the rule's deadline */
 	const char *step;
@@ -64,7 +67,6 @@ extern int flag[FLAGS];
 
 /* mem.c: memcpy and memset (for gcc), and these. */
 void copy(char *d, const char *s);
-const char *after(const char *s, const char *p);
 
 /* log.c */
 enum { LOG_ERR = 3, LOG_WARNING = 4, LOG_INFO = 6, LOG_DEBUG = 7, MORE = 8 };
@@ -106,11 +108,12 @@ struct conf {
 	int nrules, bad;
 };
 extern struct conf conf;
-extern struct rule rules[RULES_MAX];
+extern struct rule rules[DEVICES_MAX];
 extern char init_path[PATH_SZ];
 void rules_load(int n, char **args, const char *file, const char *cmdline);
 void conf_force(const unsigned *secs, const char *modprobe);
 void rules_reload(void);
+struct rule *rule_find(const char *bus, const char *dev);
 
 /* device.c */
 void dev_look(int fd);
@@ -130,6 +133,12 @@ void drv_request(struct rule *r);
 void rule_arm(struct rule *r, long long until);
 void rule_step(struct rule *r);
 void rule_expire(struct rule *r);
+void rule_undo(struct rule *r);
+
+/* set.c */
+int set_match(const struct rule *p, const char *dev, int *group);
+void set_step(struct rule *p);
+int set_settle(struct rule *p, long long now);
 
 /* wait.c */
 int rules_apply(int rescan);

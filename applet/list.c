@@ -4,23 +4,12 @@
  * driver_override where one is set, authorized where it is not 1, and
  * the rule that names it, held or not; then the rules whose device is
  * absent. A line each on stdout.
- * Calls conf.c's rules, device.c, sysfs.c, log.c and mem.c.
+ * Calls set.c, conf.c's rules, device.c, sysfs.c, log.c and mem.c.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "drvbind.h"
-
-/* The rule for BUS/DEV, or NULL. */
-static struct rule *rule_for(const char *bus, const char *dev)
-{
-	int i;
-
-	for (i = 0; i < conf.nrules; i++)
-		if (!strcmp(rules[i].s.dev, dev) && (!rules[i].s.bus[0] || !strcmp(rules[i].s.bus, bus)))
-			return &rules[i];
-	return NULL;
-}
 
 /* " LABEL=VALUE" where the device's attribute `name' reads other than `unset'; its value in v. */
 static int list_attr(const char *bus, const char *dev, const char *name, const char *label, const char *unset,
@@ -38,8 +27,13 @@ static int list_attr(const char *bus, const char *dev, const char *name, const c
 static int list_dev(const char *dev, void *bus)
 {
 	char drv[NAME_SZ], ovr[NAME_SZ], auth[NAME_SZ];
-	struct rule *r = rule_for(bus, dev);
+	struct rule *r = rule_find(bus, dev), *p;
 	int o, a;
+
+	/* -l does not expand sets: a device that one matches is named by it. */
+	for (p = rules; !r && p < rules + conf.nrules; p++)
+		if (p->s.set && !strcmp(p->bus, bus) && set_match(p, dev, &o))
+			r = p;
 
 	put(bus);
 	put_c('/');

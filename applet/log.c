@@ -159,7 +159,7 @@ void say(int prio, const char *fmt, ...)
 	va_list ap;
 	int e = errno, n;
 
-	if (prio == LOG_DEBUG && !flag[VERBOSE])
+	if ((prio & ~MORE) == LOG_DEBUG && !flag[VERBOSE])
 		return;
 	if (!line_len) {
 		line_len = 3;

@@ -26,8 +26,7 @@
 
 static const char usage[] =
 "usage: drvbind [-bfnqv] [-r SYSFS] [-k CMDLINE] [-c CONF] [-t SECS] [-m MODPROBE] [RULE...]\n"
-"       drvbind -l [-r SYSFS] [BUS]\n"
-"RULE is [BUS/]DEVICE:DRIVER; see drvbind(8).\n";
+"       drvbind -l [-r SYSFS] [BUS]\n";
 
 int flag[FLAGS];
 

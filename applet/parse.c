@@ -108,6 +108,55 @@ static const char *name_copy(char *dst, const char *s, size_t len, const char *w
 	return NULL;
 }
 
+int glob_match(const char *p, const char *s)
+{
+	const char *star = NULL, *from = s;
+
+	for (;;) {
+		if (*p == '*') {
+			star = ++p;
+			from = s;
+		} else if (*p && *s && (*p == '?' || *p == *s)) {
+			p++;
+			s++;
+		} else if (!*p && !*s) {
+			return 1;
+		} else if (!star || !*from) {
+			return 0;
+		} else {
+			p = star;
+			s = ++from;
+		}
+	}
+}
+
+/*
+ * A set's items: the first may be a pattern of device ids; the others
+ * are ATTR=PATTERN or iommu_group. name_check has kept '/' and ".." out
+ * of them, so an attribute is a file of the device's own directory. A
+ * set is matched against one bus's ids, which other buses may share.
+ */
+static const char *set_check(const struct spec *sp)
+{
+	const char *i = sp->dev, *e;
+
+	if (!sp->bus[0])
+		return "a set needs its BUS/";
+	for (;; i = e + 1) {
+		for (e = i; *e && *e != ',' && *e != '='; e++)
+			;
+		if (e == i)
+			return "an empty item in a set";
+		if (*e == '=')
+			while (*e && *e != ',')
+				e++;
+		else if (i != sp->dev && after(i, "iommu_group") != e)
+			return "not ATTR=PATTERN or iommu_group";
+		if (!*e)
+			return NULL;
+	}
+}
+
 const char *rule_parse(struct spec *sp, const char *text)
 {
 	size_t len = str_len(text);
@@ -141,9 +190,11 @@ const char *rule_parse(struct spec *sp, const char *text)
 		dev = slash + 1;
 	}
 	devlen = (size_t)(colon - dev);
-	if ((err = name_copy(sp->dev, dev, devlen, "device")))
+	if ((err = name_copy(sp->dev, dev, devlen, "device")) || (err = name_copy(sp->drv, drv, drvlen, "driver")))
 		return err;
-	return name_copy(sp->drv, drv, drvlen, "driver");
+	for (dev = sp->dev; *dev; dev++)
+		sp->set |= *dev == '*' || *dev == '?' || *dev == ',' || *dev == '=';
+	return sp->set ? set_check(sp) : NULL;
 }
 
 const char *secs_parse(const char *text, unsigned *secs)

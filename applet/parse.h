@@ -14,12 +14,25 @@ enum {
 /* strlen, in mem.c; musl's word-at-a-time one is a hundred bytes more, for names this short. */
 size_t str_len(const char *s);
 
-/* One parsed rule: "[BUS/]DEVICE:DRIVER". An empty bus means "any bus". */
+/* mem.c: what follows the prefix p in s, or NULL where s does not start with it. */
+const char *after(const char *s, const char *p);
+
+/*
+ * One parsed rule: "[BUS/]DEVICE:DRIVER". An empty bus means "any bus".
+ * A set (set = 1) is "BUS/ITEM[,ITEM...]:DRIVER": a pattern of the
+ * bus's device ids ('*' and '?' as in the shell), ATTR=PATTERN for a
+ * device attribute's value, iommu_group for each match's whole group;
+ * dev holds the items as written.
+ */
 struct spec {
 	char dev[NAME_SZ];
 	char bus[NAME_SZ];
 	char drv[NAME_SZ];
+	int set;
 };
+
+/* Does s match the shell pattern p ('*' and '?')? 1 or 0. */
+int glob_match(const char *p, const char *s);
 
 /*
  * The kernel's own splitting of its command line (kernel/params.c,

@@ -25,8 +25,14 @@ enum { OVERRIDDEN = 2 };
 /* "BUS/DEV: OLD -> NEW", with the id taught where new_id was needed. */
 static void say_moved(struct rule *r, const char *to)
 {
-	say(MORE, "%r: %s%s -> %s", r, flag[DRY] ? "would move " : "", drv_or_none(r->orig), to);
-	say(LOG_INFO, r->id[0] ? " (new_id \"%s\")" : "", r->id);
+	/* A set's member: with -v only; its set says one line for all. */
+	int debug = r->set ? LOG_DEBUG : 0;
+
+	if (debug)
+		rules[r->set - 1].quiet = 0;
+
+	say(MORE | debug, "%r: %s%s -> %s", r, flag[DRY] ? "would move " : "", drv_or_none(r->orig), to);
+	say(debug ? debug : LOG_INFO, r->id[0] ? " (new_id \"%s\")" : "", r->id);
 	r->state = DONE;
 }
 
@@ -491,6 +497,16 @@ void rule_step(struct rule *r)
 	for (i = 0; i < 3; i++)
 		if (fd[i] >= 0)
 			fd_close(fd[i]);
+}
+
+/* A member of a set another member failed: back where it was. */
+void rule_undo(struct rule *r)
+{
+	const char *step = rollback(r, 1);
+
+	if (step)
+		say(LOG_ERR, "%r: rollback to %s failed at %s: %e", r, drv_or_none(r->orig), step, errno);
+	r->state = FAILED;
 }
 
 /* The deadline passed: say what is missing, and hand a held device back. */

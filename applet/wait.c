@@ -127,9 +127,10 @@ static void rules_arm(long long until, const char *name, int how)
 {
 	struct rule *r;
 
+	/* A set looks again at any add: the device may be one it takes. */
 	for (r = rules; r < rules + conf.nrules; r++)
-		if (how == ALL || ((!name || !strcmp(name, r->s.dev) || !strcmp(name, r->s.drv)) &&
-		    (r->state == DONE || (r->state == FAILED && how == ADD))))
+		if (how == ALL || ((!name || (r->s.set && how == ADD) || !strcmp(name, r->s.dev) ||
+		    !strcmp(name, r->s.drv)) && (r->state == DONE || (r->state == FAILED && how == ADD))))
 			rule_arm(r, until);
 }
 
@@ -240,13 +241,18 @@ static int rules_run(void)
 		until = LLONG_MAX;
 		while (syscall(SYS_wait4, -1, 0, WNOHANG, 0) > 0)
 			;
+		/* A set's members come after it: they are looked at in the same pass. */
 		for (i = 0; i < conf.nrules; i++)
 			if (rules[i].state == WAITING)
-				rule_step(&rules[i]);
+				(rules[i].s.set ? set_step : rule_step)(&rules[i]);
 		for (i = 0; i < conf.nrules; i++) {
 			struct rule *r = &rules[i];
-			/* At its deadline, a rule has had one last look. */
-			if (r->state == WAITING && now >= r->until)
+			/*
+			 * At its deadline, a rule has had one last look. A set
+			 * settles with its devices, and again where one moved.
+			 */
+			if ((r->state == WAITING || (r->s.set && !r->quiet)) && (!r->s.set || set_settle(r, now) < 0) &&
+			    now >= r->until)
 				rule_expire(r);
 			if (r->state != WAITING)
 				continue;
@@ -273,9 +279,15 @@ static int rules_run(void)
 			rules_arm(now_ms() + conf.timeout * 1000LL, NULL, ALL);
 		}
 	}
-	for (i = 0; i < conf.nrules; i++)
-		if (rules[i].state == WAITING)
+	/*
+	 * A follower ended by a signal or by another follower misses no
+	 * device: what it held it hands back, and says so.
+	 */
+	for (i = 0; i < conf.nrules; i++) {
+		rules[i].quiet |= got != 0;
+		if (rules[i].state == WAITING && (!rules[i].s.set || set_settle(&rules[i], LLONG_MAX) < 0))
 			rule_expire(&rules[i]);
+	}
 count:
 	log_batch(0);
 	/* A follower ended by a signal or by another follower has done what it was for. */

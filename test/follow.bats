@@ -485,3 +485,24 @@ until_on() {
 	EOF
 	sv exit "$svc"
 }
+
+@test "a follower takes into its set a device that comes later, puts a replugged member back, and says the set's line each time" {
+	fake_driver pci e1000 'match=*'
+	fake_driver pci pci-stub 'match=*'
+	fake_device pci 0000:01:00.0 driver=e1000 override
+	follow "pci/0000:01:00.*:pci-stub"
+	until_driver pci 0000:01:00.0 pci-stub
+	stopped plug pci 0000:01:00.1 override
+	until_driver pci 0000:01:00.1 pci-stub
+	stopped unplug pci 0000:01:00.0
+	stopped plug pci 0000:01:00.0 override
+	until_driver pci 0000:01:00.0 pci-stub
+	follow_end
+	[ "$FOLLOW_STATUS" -eq 0 ]
+	run cat "$FAKE/follow.out"
+	assert_output_is <<-EOF
+	drvbind: pci/0000:01:00.*: 0000:01:00.0 on pci-stub
+	drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 on pci-stub
+	drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 on pci-stub
+	EOF
+}

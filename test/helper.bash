@@ -410,6 +410,9 @@ _fake_devrel() {
 
 # fake_device B ID [path=DIR] [driver=D] [override] [vendor=0x8086 device=0x100e]
 #   [idVendor=8086 idProduct=100e] [class=08] [parent=ID] [noauth]
+#   [pciclass=0x020000] [boot_vga=0] [group=N]
+# class is a USB interface's bInterfaceClass, pciclass a PCI device's
+# class; group=N puts the device in IOMMU group N (kernel/iommu_groups).
 # Sets FAKE_DEVPATH to the device's /devices/... path. A USB interface
 # (bus usb, an id with a ':') has authorized, reading 1, as since 4.4;
 # noauth leaves it out, as before.
@@ -448,10 +451,17 @@ fake_device() {
 	for a; do
 		case $a in
 		override) echo '(null)' >"$d/driver_override" ;;
-		vendor=* | device=* | idVendor=* | idProduct=*)
+		vendor=* | device=* | idVendor=* | idProduct=* | boot_vga=*)
 			printf '%s\n' "${a#*=}" >"$d/${a%%=*}"
 			;;
 		class=*) printf '%s\n' "${a#class=}" >"$d/bInterfaceClass" ;;
+		pciclass=*) printf '%s\n' "${a#pciclass=}" >"$d/class" ;;
+		group=*)
+			# the IOMMU group's links, both ways, as iommu_group_add_device makes them
+			mkdir -p "$FAKE/back/kernel/iommu_groups/${a#group=}/devices"
+			ln -sfn "${up}kernel/iommu_groups/${a#group=}" "$d/iommu_group"
+			ln -sfn "../../../../$dev" "$FAKE/back/kernel/iommu_groups/${a#group=}/devices/$id"
+			;;
 		path=* | parent=* | driver=* | noauth) ;;
 		*)
 			echo "fake_device: unknown argument: $a" >&2

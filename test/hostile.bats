@@ -236,3 +236,26 @@ assert_confined() {
 	assert_log <<<"$E1000_TO_STUB"
 	assert_confined
 }
+
+@test "hostile sets: attributes that climb or descend are refused by name, directories and links read as attributes match nothing, and nothing outside the root is written" {
+	fake_driver pci e1000 'match=*'
+	fake_driver pci pci-stub 'match=*'
+	fake_device pci "$E1000" driver=e1000 override vendor=0x8086
+	run traced -t 0 "pci/*,../../../../etc/passwd=*:pci-stub" "pci/*,driver/unbind=*:pci-stub" \
+		"pci/*,/etc/shadow=*:pci-stub" "*:pci-stub" "pci/*,driver=*:pci-stub" "pci/*,subsystem=*:pci-stub" \
+		"pci/*,.=*:pci-stub" "pci/**?*?**,vendor=0x8*6:pci-stub"
+	[ "$status" -eq 1 ]
+	assert_output_is <<-EOF
+	drvbind: bad rule "pci/*,../../../../etc/passwd=*:pci-stub": '..' in device
+	drvbind: bad rule "pci/*,driver/unbind=*:pci-stub": '/' in device
+	drvbind: bad rule "pci/*,/etc/shadow=*:pci-stub": '/' in device
+	drvbind: bad rule "*:pci-stub": a set needs its BUS/
+	drvbind: pci/*,driver=*: device not found (waited 0 s)
+	drvbind: pci/*,subsystem=*: device not found (waited 0 s)
+	drvbind: pci/*,.=*: device not found (waited 0 s)
+	drvbind: pci/**?*?**,vendor=0x8*6: $E1000 on pci-stub
+	EOF
+	assert_driver pci "$E1000" pci-stub
+	assert_log <<<"$E1000_TO_STUB"
+	assert_confined
+}

@@ -80,6 +80,13 @@ HELPER void rule_check(const char *text)
 	name_ok(s.dev, 0);
 	name_ok(s.drv, 0);
 	CHECK(!strchr(s.drv, ':'));
+	/* A set: exactly where the device part holds a set's character, and always with its bus. */
+	CHECK(s.set == (strpbrk(s.dev, "*?,=") != NULL));
+	CHECK(!s.set || *s.bus);
+	/* The matcher ends on any pattern and name, and a pattern matches itself without '?' or '*'. */
+	if (glob_match(s.dev, s.drv) && !strpbrk(s.dev, "*?"))
+		CHECK(!strcmp(s.dev, s.drv));
+	CHECK(glob_match(s.drv, s.drv) || strpbrk(s.drv, "*?"));
 	snprintf(back, sizeof back, "%s%s%s:%s", s.bus, *s.bus ? "/" : "", s.dev, s.drv);
 	if (strcmp(back, text)) {
 		/* Only the driver's surrounding quotes may be dropped. */

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Device sets: a rule for every function of a slot, for devices chosen
+ * by their attributes, for a device and its IOMMU group. Each device
+ * that matches becomes a member, a rule of its own with the whole
+ * procedure (rule.c); a member that fails takes the whole set back,
+ * since vfio refuses a group that is half bound. A set that matches
+ * nothing waits as a rule whose device is missing does, and takes the
+ * devices that come while it waits.
+ * Calls rule.c, conf.c's rules, device.c, sysfs.c, log.c, parse.c and mem.c.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "drvbind.h"
+
+struct scan {
+	struct rule *set;
+	int n, group, full;
+};
+
+/*
+ * Does the device match every item of the set? The first item may be a
+ * pattern of ids; ATTR=PATTERN reads the device's attribute (one that
+ * is missing matches nothing). *group: the set takes IOMMU groups.
+ */
+int set_match(const struct rule *p, const char *dev, int *group)
+{
+	char path[PATH_SZ], v[NAME_SZ], items[NAME_SZ], *i = items, *e, *val;
+
+	copy(items, p->s.dev);
+	*group = 0;
+	for (;; i = e + 1) {
+		for (e = i, val = NULL; *e && *e != ','; e++)
+			if (*e == '=' && !val)
+				val = e;
+		*e = '\0';
+		if (val) {
+			*val++ = '\0';
+			if (node_path(path, p->bus, "/devices/", dev, i) || attr_read(path, v, sizeof v) ||
+			    !glob_match(val, v))
+				return 0;
+		} else if (i != items) {
+			*group = 1;
+		} else if (!glob_match(i, dev)) {
+			return 0;
+		}
+		if (e == items + str_len(p->s.dev))
+			return 1;
+	}
+}
+
+/*
+ * A new member for dev, unless it is one already or has a rule of its
+ * own, which wins. A set that would grow past its limits fails whole:
+ * none of its members that still wait is moved. 1: stop.
+ */
+static int member_add(const char *dev, void *ctx)
+{
+	struct scan *c = ctx;
+	struct rule *p = c->set, *r = rule_find(p->bus, dev);
+	char path[PATH_SZ], cls[16];
+	int idx = (int)(p - rules) + 1;
+
+	/* A group's bridges stay where they are, as vfio allows. */
+	if (r || (c->group && node_path(path, p->bus, "/devices/", dev, "class") == 0 &&
+	    attr_read(path, cls, sizeof cls) == 0 && glob_match("0x0604*", cls)))
+		return 0;
+	if (c->n == SET_MAX || conf.nrules == DEVICES_MAX) {
+		say(LOG_ERR, "%r: more than %u devices", p, c->n == SET_MAX ? SET_MAX : DEVICES_MAX);
+		for (r = rules; r < rules + conf.nrules; r++)
+			if (r->set == idx && r->state == WAITING)
+				r->state = FAILED;
+		return c->full = 1;
+	}
+	/* The members in order of their ids, for the set's line and its moves. */
+	for (r = rules + conf.nrules++; r[-1].set && strcmp(r[-1].s.dev, dev) > 0; r--)
+		*r = r[-1];
+	*r = *p;
+	copy(r->s.dev, dev);
+	r->s.set = 0;
+	r->set = idx;
+	/* The set says one line for them all. */
+	r->quiet = 1;
+	c->n++;
+	return 0;
+}
+
+/* A device the set matches, and with iommu_group every device of its group. */
+static int member_fn(const char *dev, void *ctx)
+{
+	struct scan *c = ctx;
+	char p[PATH_SZ], grp[NAME_SZ];
+
+	if (!set_match(c->set, dev, &c->group))
+		return 0;
+	if (!c->group)
+		return member_add(dev, c);
+	/* The group is read at the move: firmware and kernel may change it. */
+	if (node_path(p, c->set->bus, "/devices/", dev, "iommu_group") || link_base(sys_dirfd(), p, grp) < 0 ||
+	    PATH(p, "kernel/iommu_groups/", grp, "/devices") < 0 || dir_scan(p, member_add, c) < 0)
+		return member_add(dev, c);
+	return c->full;
+}
+
+/*
+ * Takes the devices that match now as members. A set looked at again
+ * (rule_arm: an add may have brought a device) starts over with its
+ * members that failed, once.
+ */
+void set_step(struct rule *p)
+{
+	struct scan c = { .set = p };
+	struct rule *r;
+	char path[PATH_SZ];
+
+	for (r = rules; r < rules + conf.nrules; r++) {
+		if (r->set != (int)(p - rules) + 1)
+			continue;
+		c.n++;
+		if (r->state == FAILED && !p->asked)
+			rule_arm(r, p->until);
+	}
+	p->asked = 1;
+	if (node_path(path, p->bus, "/devices", "", NULL) == 0)
+		(void)dir_scan(path, member_fn, &c);
+}
+
+/*
+ * Once no member waits (`now' past the deadline: none does), or one
+ * failed: the set's one line; where a member failed, every member back
+ * where it was first. -1: no member yet, the set waits as a rule for a
+ * missing device does.
+ */
+int set_settle(struct rule *p, long long now)
+{
+	struct rule *r;
+	int n = 0, waiting = 0, failed = 0, idx = (int)(p - rules) + 1;
+
+	for (r = rules; r < rules + conf.nrules; r++) {
+		if (r->set != idx)
+			continue;
+		n++;
+		/* Its members' deadline is the set's: they have had their last look. */
+		if (r->state == WAITING && now >= r->until)
+			rule_expire(r);
+		waiting |= r->state == WAITING;
+		failed |= r->state == FAILED;
+	}
+	if (!n)
+		return -1;
+	if (waiting && !failed)
+		return 0;
+	p->state = failed ? FAILED : DONE;
+	/* Said at the first look, and where a member moved (say_moved). */
+	if (!failed && p->quiet)
+		return 0;
+	say(MORE, failed ? "%r: set failed; as before:" : flag[DRY] ? "%r: would put" : "%r:", p);
+	for (r = rules; r < rules + conf.nrules; r++) {
+		if (r->set != idx)
+			continue;
+		/* One that has not been moved or held has nothing to undo. */
+		if (failed && (r->state == DONE || r->held))
+			rule_undo(r);
+		r->state = r->state == DONE ? DONE : FAILED;
+		say(MORE, " %s", r->s.dev);
+	}
+	say(failed ? LOG_ERR : LOG_INFO, failed ? "" : " on %s", p->none ? "none" : p->s.drv);
+	p->quiet = 1;
+	return 0;
+}
