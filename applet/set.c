@@ -152,19 +152,23 @@ int set_settle(struct rule *p, long long now)
 	if (waiting && !failed)
 		return 0;
 	p->state = failed ? FAILED : DONE;
+	/*
+	 * Undone before the line starts: what the rollback says (-v) goes
+	 * on lines of its own. One that has not been moved or held has
+	 * nothing to undo.
+	 */
+	for (r = rules; failed && r < rules + conf.nrules; r++)
+		if (r->set == idx && (r->state == DONE || r->held))
+			rule_undo(r);
+		else if (r->set == idx)
+			r->state = FAILED;
 	/* Said at the first look, and where a member moved (say_moved). */
 	if (!failed && p->quiet)
 		return 0;
 	say(MORE, failed ? "%r: set failed; as before:" : flag[DRY] ? "%r: would put" : "%r:", p);
-	for (r = rules; r < rules + conf.nrules; r++) {
-		if (r->set != idx)
-			continue;
-		/* One that has not been moved or held has nothing to undo. */
-		if (failed && (r->state == DONE || r->held))
-			rule_undo(r);
-		r->state = r->state == DONE ? DONE : FAILED;
-		say(MORE, " %s", r->s.dev);
-	}
+	for (r = rules; r < rules + conf.nrules; r++)
+		if (r->set == idx)
+			say(MORE, " %s", r->s.dev);
 	say(failed ? LOG_ERR : LOG_INFO, failed ? "" : " on %s", p->none ? "none" : p->s.drv);
 	p->quiet = 1;
 	return 0;

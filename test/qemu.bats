@@ -3,11 +3,12 @@
 # The real-kernel tier: Debian's kernel under QEMU (TCG), a busybox
 # initramfs whose /init runs drvbind and reports on the second serial
 # port; drvbind comes from the prepend image concatenated in front of it.
-# Nine boots on Debian 12's kernel (test/qemu/run.sh, two at a time)
+# Ten boots on Debian 12's kernel (test/qemu/run.sh, two at a time)
 # serve every test; three of them run drvbind as PID 1, one of them as a
-# follower (drvbind.follow=1). The pci and the two timing boots boot
-# again on 5.10 and 6.12 (the kernel matrix, at the end). The guest's
-# side is test/qemu/guest/, one script per boot.
+# follower (drvbind.follow=1), and one is a q35 machine with an
+# emulated IOMMU, where vfio-pci binds for real. The pci and the two
+# timing boots boot again on 5.10 and 6.12 (the kernel matrix, at the
+# end). The guest's side is test/qemu/guest/, one script per boot.
 #
 # Results are lines "RUN.KEY VALUE" in build/qemu/out/BOOT/results:
 #   RUN.status / RUN.ms      drvbind's exit status and run time
@@ -744,6 +745,226 @@ follow_only() {
 	is "drvbind's lines" "$(follow_said term)" ""
 	# and in the whole boot nothing failed
 	! grep 'failed at' "$QEMU_OUT/follow/results"
+}
+
+# The vfio boot (test/qemu/guest/vfio.sh): QEMU's q35 with an emulated
+# Intel IOMMU and intel_iommu=on, where vfio-pci binds for real and vfio
+# makes /dev/vfio/GROUP once a device of the group is bound to it, and
+# removes it when the last one leaves. Slot 5 holds two e1000 functions
+# (8086:100e), one IOMMU group; 06.0, a lone 82545EM (8086:100f), is the
+# control no rule names; slot 7 holds another 82545EM at 07.0 beside a
+# PCI-PCI bridge at 07.1, one group. Each run RUN reports, before
+# (RUN.before.*) and after, every device's driver link and override, its
+# group (RUN.group pci/DEV N) and each group's node (RUN.vfio N present
+# or absent); between cases the guest puts every device back as booted.
+
+# vfio_group DEV: the IOMMU group the guest found DEV in at boot.
+vfio_group() {
+	awk -v d="pci/$1" '$1 == "boot.group" && $2 == d { print $3; exit }' \
+		"$QEMU_OUT/vfio/results"
+}
+
+# vfio_links RUN DRIVER DEV...: after RUN each DEV is on DRIVER.
+vfio_links() {
+	local run=$1 drv=$2 d
+	shift 2
+	for d; do
+		has vfio "$run.link" "pci/$d $drv"
+	done
+}
+
+# vfio_node RUN DEV present|absent: after RUN, the node of DEV's group.
+vfio_node() {
+	has vfio "$1.vfio" "$(vfio_group "$2") $3"
+}
+
+# vfio_untouched RUN DEV...: after RUN each DEV is on e1000 with no
+# override: no rule took it.
+vfio_untouched() {
+	local run=$1 d
+	shift
+	for d; do
+		has vfio "$run.link" "pci/$d e1000"
+		has vfio "$run.override" "pci/$d (null)"
+	done
+}
+
+# vfio_as_booted RUN: RUN started from the machine as booted, with its
+# drivers loaded: the e1000s on e1000, the bridge on none, no override,
+# no node for either group.
+vfio_as_booted() {
+	vfio_untouched "$1.before" 0000:00:05.0 0000:00:05.1 0000:00:06.0 0000:00:07.0
+	has vfio "$1.before.link" "pci/0000:00:07.1 none"
+	has vfio "$1.before.override" "pci/0000:00:07.1 (null)"
+	vfio_node "$1.before" 0000:00:05.0 absent
+	vfio_node "$1.before" 0000:00:07.0 absent
+}
+
+@test "q35's emulated IOMMU puts both e1000 functions of slot 5 in one group, the lone e1000 in its own, and a bridge in its slot's group" {
+	booted vfio
+	has vfio boot.id "pci/0000:00:05.0 0x8086 0x100e 0x020000"
+	has vfio boot.id "pci/0000:00:05.1 0x8086 0x100e 0x020000"
+	has vfio boot.id "pci/0000:00:06.0 0x8086 0x100f 0x020000"
+	has vfio boot.id "pci/0000:00:07.0 0x8086 0x100f 0x020000"
+	# QEMU's PCI-PCI bridge (1b36:0001): header type 1, no driver
+	has vfio boot.id "pci/0000:00:07.1 0x1b36 0x0001 0x060400"
+	has vfio boot.link "pci/0000:00:07.1 none"
+	g=$(vfio_group 0000:00:05.0)
+	[[ $g =~ ^[0-9]+$ ]] || { echo "0000:00:05.0 is in no IOMMU group"; false; }
+	has vfio boot.members "$g 0000:00:05.0 0000:00:05.1"
+	has vfio boot.members "$(vfio_group 0000:00:06.0) 0000:00:06.0"
+	has vfio boot.members "$(vfio_group 0000:00:07.0) 0000:00:07.0 0000:00:07.1"
+	# no device is bound to vfio-pci yet: no node
+	vfio_node boot 0000:00:05.0 absent
+}
+
+@test "vfio-pci for real: both functions of a group are held by driver_override while e1000 loads, then bound as vfio-pci registers, making /dev/vfio/GROUP" {
+	booted vfio
+	status_is vfio waits 0
+	vfio_links waits.before none 0000:00:05.0 0000:00:05.1 0000:00:06.0
+	has vfio waits.stderr "drvbind: pci/0000:00:05.0: held for vfio-pci by driver_override"
+	has vfio waits.stderr "drvbind: pci/0000:00:05.1: held for vfio-pci by driver_override"
+	# e1000, loaded 1 s in, took the control but not the held functions
+	vfio_links waits.held none 0000:00:05.0 0000:00:05.1
+	has vfio waits.held.override "pci/0000:00:05.0 vfio-pci"
+	has vfio waits.held.override "pci/0000:00:05.1 vfio-pci"
+	has vfio waits.held.link "pci/0000:00:06.0 e1000"
+	vfio_node waits.held 0000:00:05.0 absent
+	# asked for once by each rule that waits for it; the guest loads it
+	n=$(count vfio waits.modprobe "drvbind: modprobe -q -- vfio-pci")
+	((n >= 1 && n <= 2)) || { echo "vfio-pci asked for $n times"; false; }
+	has vfio waits.dmesg "<14>drvbind: pci/0000:00:05.0: none -> vfio-pci"
+	has vfio waits.dmesg "<14>drvbind: pci/0000:00:05.1: none -> vfio-pci"
+	vfio_links waits vfio-pci 0000:00:05.0 0000:00:05.1
+	vfio_node waits 0000:00:05.0 present
+	vfio_untouched waits 0000:00:06.0 0000:00:07.0
+	vfio_node waits 0000:00:06.0 absent
+	# done once vfio-pci came (about 2 s in), not at the -t 20 deadline
+	within run "$(val vfio waits.ms)" 1000 15000
+}
+
+@test "vfio-pci for real: with e1000 bound before drvbind, per-device rules move both functions of the group e1000 -> vfio-pci, making /dev/vfio/GROUP" {
+	booted vfio
+	vfio_as_booted bound
+	status_is vfio bound 0
+	has vfio bound.dmesg "<14>drvbind: pci/0000:00:05.0: e1000 -> vfio-pci"
+	has vfio bound.dmesg "<14>drvbind: pci/0000:00:05.1: e1000 -> vfio-pci"
+	vfio_links bound vfio-pci 0000:00:05.0 0000:00:05.1
+	has vfio bound.override "pci/0000:00:05.0 vfio-pci"
+	has vfio bound.override "pci/0000:00:05.1 vfio-pci"
+	vfio_node bound 0000:00:05.0 present
+	vfio_untouched bound 0000:00:06.0 0000:00:07.0
+	vfio_node bound 0000:00:06.0 absent
+}
+
+@test "vfio-pci for real: a second run with per-device rules takes both functions back to e1000, after either move, and vfio removes /dev/vfio/GROUP" {
+	booted vfio
+	local run
+	for run in waitsback boundback; do
+		vfio_links "$run.before" vfio-pci 0000:00:05.0 0000:00:05.1
+		vfio_node "$run.before" 0000:00:05.0 present
+		status_is vfio "$run" 0
+		has vfio "$run.dmesg" "<14>drvbind: pci/0000:00:05.0: vfio-pci -> e1000"
+		has vfio "$run.dmesg" "<14>drvbind: pci/0000:00:05.1: vfio-pci -> e1000"
+		# e1000 probed each function again: a new network interface
+		has_re vfio "$run.dmesg" "<6>e1000 0000:00:05\.0 eth[0-9]+: Intel\(R\) PRO/1000 Network Connection"
+		has_re vfio "$run.dmesg" "<6>e1000 0000:00:05\.1 eth[0-9]+: Intel\(R\) PRO/1000 Network Connection"
+		vfio_links "$run" e1000 0000:00:05.0 0000:00:05.1
+		has vfio "$run.override" "pci/0000:00:05.0 e1000"
+		has vfio "$run.override" "pci/0000:00:05.1 e1000"
+		vfio_node "$run" 0000:00:05.0 absent
+		vfio_untouched "$run" 0000:00:06.0 0000:00:07.0
+	done
+}
+
+@test "vfio-pci for real refuses a PCI bridge (EINVAL): per-device rules for a bridge and its slot's e1000 fail the bridge alone, the e1000 stays on vfio-pci, exit 1" {
+	booted vfio
+	vfio_as_booted eachfail
+	status_is vfio eachfail 1
+	has vfio eachfail.dmesg "<4>vfio-pci: probe of 0000:00:07.1 failed with error -22"
+	has vfio eachfail.dmesg "<11>drvbind: pci/0000:00:07.1: none -> vfio-pci failed at bind: Invalid argument; left unbound"
+	has vfio eachfail.link "pci/0000:00:07.1 none"
+	has vfio eachfail.override "pci/0000:00:07.1 (null)"
+	# each rule stands alone: what a set of the two must not leave
+	has vfio eachfail.dmesg "<14>drvbind: pci/0000:00:07.0: e1000 -> vfio-pci"
+	vfio_links eachfail vfio-pci 0000:00:07.0
+	vfio_node eachfail 0000:00:07.0 present
+	vfio_untouched eachfail 0000:00:05.0 0000:00:05.1 0000:00:06.0
+}
+
+# Device sets (drvbind(8), Device sets), each run of the vfio boot with
+# one set rule:
+#   slot     pci/0000:00:05.*:vfio-pci: every function of the slot
+#   group    pci/0000:00:05.0,iommu_group:vfio-pci: the device and every
+#            other device of its IOMMU group
+#   attrs    pci/vendor=0x8086,device=0x100e,iommu_group:vfio-pci: the
+#            devices whose sysfs attributes match, and their groups
+#   bridged  pci/0000:00:07.0,iommu_group:vfio-pci: a group that holds a
+#            PCI bridge, which is left alone
+#   setfail  pci/0000:00:07.*:vfio-pci: the slot's bridge, which
+#            vfio-pci refuses (EINVAL, not a normal header type), fails
+#            the whole set
+
+@test "device sets: a wildcard, pci/0000:00:05.*, moves every function of the slot to vfio-pci and nothing else, making /dev/vfio/GROUP" {
+	booted vfio
+	vfio_as_booted slot
+	status_is vfio slot 0
+	vfio_links slot vfio-pci 0000:00:05.0 0000:00:05.1
+	has vfio slot.dmesg "<14>drvbind: pci/0000:00:05.*: 0000:00:05.0 0000:00:05.1 on vfio-pci"
+	vfio_node slot 0000:00:05.0 present
+	vfio_untouched slot 0000:00:06.0 0000:00:07.0
+	vfio_node slot 0000:00:06.0 absent
+}
+
+@test "device sets: pci/0000:00:05.0,iommu_group moves the device and the rest of its IOMMU group to vfio-pci, making /dev/vfio/GROUP" {
+	booted vfio
+	vfio_as_booted group
+	status_is vfio group 0
+	vfio_links group vfio-pci 0000:00:05.0 0000:00:05.1
+	has vfio group.dmesg "<14>drvbind: pci/0000:00:05.0,iommu_group: 0000:00:05.0 0000:00:05.1 on vfio-pci"
+	vfio_node group 0000:00:05.0 present
+	vfio_untouched group 0000:00:06.0 0000:00:07.0
+	vfio_node group 0000:00:06.0 absent
+}
+
+@test "device sets: selected by vendor and device (8086:100e) with their groups, the slot-5 functions go to vfio-pci and the 8086:100f e1000s stay" {
+	booted vfio
+	vfio_as_booted attrs
+	status_is vfio attrs 0
+	vfio_links attrs vfio-pci 0000:00:05.0 0000:00:05.1
+	has vfio attrs.dmesg "<14>drvbind: pci/vendor=0x8086,device=0x100e,iommu_group: 0000:00:05.0 0000:00:05.1 on vfio-pci"
+	vfio_node attrs 0000:00:05.0 present
+	vfio_untouched attrs 0000:00:06.0 0000:00:07.0
+	vfio_node attrs 0000:00:06.0 absent
+	vfio_node attrs 0000:00:07.0 absent
+}
+
+@test "device sets: an IOMMU group that holds a PCI bridge moves its e1000 to vfio-pci and leaves the bridge alone" {
+	booted vfio
+	vfio_as_booted bridged
+	status_is vfio bridged 0
+	vfio_links bridged vfio-pci 0000:00:07.0
+	has vfio bridged.dmesg "<14>drvbind: pci/0000:00:07.0,iommu_group: 0000:00:07.0 on vfio-pci"
+	has vfio bridged.link "pci/0000:00:07.1 none"
+	has vfio bridged.override "pci/0000:00:07.1 (null)"
+	vfio_node bridged 0000:00:07.0 present
+	vfio_untouched bridged 0000:00:05.0 0000:00:05.1 0000:00:06.0
+}
+
+@test "device sets: vfio-pci refusing one member (the slot's bridge, EINVAL) puts the whole set back, the e1000 on e1000, exit 1" {
+	booted vfio
+	vfio_as_booted setfail
+	status_is vfio setfail 1
+	# the kernel refused the bridge: the failure is real, not drvbind's guess
+	has vfio setfail.dmesg "<4>vfio-pci: probe of 0000:00:07.1 failed with error -22"
+	has vfio setfail.dmesg "<11>drvbind: pci/0000:00:07.1: none -> vfio-pci failed at bind: Invalid argument; left unbound"
+	has vfio setfail.dmesg "<11>drvbind: pci/0000:00:07.*: set failed; as before: 0000:00:07.0 0000:00:07.1"
+	# 07.0 comes before 07.1: it had moved, and e1000 probed it again
+	has_re vfio setfail.dmesg "<6>e1000 0000:00:07\.0 eth[0-9]+: Intel\(R\) PRO/1000 Network Connection"
+	vfio_untouched setfail 0000:00:07.0 0000:00:05.0 0000:00:05.1 0000:00:06.0
+	has vfio setfail.link "pci/0000:00:07.1 none"
+	has vfio setfail.override "pci/0000:00:07.1 (null)"
+	vfio_node setfail 0000:00:07.0 absent
 }
 
 # The kernel matrix: the pci boot and the two timing boots again on

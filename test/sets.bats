@@ -196,3 +196,13 @@ gpu_slot() {
 	EOF
 	assert_driver pci 0000:01:00.0 nouveau
 }
+
+@test "with -v the line of a failed set is whole, its rollback's own lines apart" {
+	gpu_slot
+	fake_fault bus/pci/drivers/vfio-pci/bind EINVAL
+	run drvbind -v -t 2 "pci/0000:01:00.*:vfio-pci"
+	[ "$status" -eq 1 ]
+	grep -qxF "drvbind: pci/0000:01:00.*: set failed; as before: 0000:01:00.0 0000:01:00.1" <<<"$output"
+	assert_driver pci 0000:01:00.0 nouveau
+	assert_driver pci 0000:01:00.1 snd_hda_intel
+}

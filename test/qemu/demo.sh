@@ -1,27 +1,31 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # make demo: drvbind on a real kernel. Boots Debian's kernel under QEMU
-# (TCG) with an e1000 network card at 0000:00:05.0 and a USB stick on a
-# qemu-xhci controller (its interface is 2-1:1.0), with the rules
-#   drvbind=pci/0000:00:05.0:pci-stub drvbind=2-1:1.0:none
-# on the kernel command line. Inside the guest the usual drivers load,
-# then drvbind runs; the guest reports each device's driver before and
-# after and the kernel log while drvbind ran (test/qemu/guest/demo.sh).
-# drvbind reaches the guest in the prepend image (make initramfs) put in
-# front of the busybox test image, as it would be in front of a
-# distribution's initramfs.
+# (TCG) on the q35 machine with an emulated Intel IOMMU, with a
+# two-function device in slot 5 as a GPU and its audio function would be
+# (two e1000 functions, 0000:00:05.0 and .1, which share one IOMMU group)
+# and a USB stick on a qemu-xhci controller (its interface is 2-1:1.0),
+# with the rules
+#   drvbind=pci/0000:00:05.*:vfio-pci drvbind=2-1:1.0:none
+# on the kernel command line: one rule hands the whole slot to vfio-pci,
+# as for a VM. Inside the guest the usual drivers load, then drvbind
+# runs; the guest reports each device's driver and IOMMU group before and
+# after, /dev/vfio, and the kernel log while drvbind ran
+# (test/qemu/guest/demo.sh). drvbind reaches the guest in the prepend
+# image (make initramfs) put in front of the busybox test image, as it
+# would be in front of a distribution's initramfs.
 #
 #   sh test/qemu/demo.sh
 #
 # Needs what `make deps` installs; the kernel is fetched on first use and
-# cached under build/qemu (as for the real-kernel tests). One boot, ~10 s.
+# cached under build/qemu (as for the real-kernel tests). One boot, ~15 s.
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 q=test/qemu
 dir=build/qemu/demo
-rules="drvbind=pci/0000:00:05.0:pci-stub drvbind=2-1:1.0:none"
+rules="drvbind=pci/0000:00:05.*:vfio-pci drvbind=2-1:1.0:none"
 
 make -s build/drvbind.cpio
 echo "Kernel: Debian's linux-image-amd64 (fetched on first use, then cached)..."
@@ -31,13 +35,17 @@ mkdir -p "$dir"
 sh $q/initramfs.sh "$kdir" "$kver" "$dir/test.cpio"
 cat build/drvbind.cpio "$dir/test.cpio" >"$dir/boot.cpio"
 
-echo "Booting Linux $kver under QEMU with an e1000 and a USB stick..."
-# The same devices as the tests' (test/qemu/run.sh): fixed PCI address
-# 5, no boot ROM, a null block device as the stick's medium. The hard
-# timeout keeps a hung guest from outliving a minute.
-QEMU_TIMEOUT=50 sh $q/boot.sh "$kdir/boot/vmlinuz-$kver" "$dir/boot.cpio" "$dir" \
-	"quiet scenario=demo $rules" \
-	-device e1000,addr=5,romfile= \
+echo "Booting Linux $kver under QEMU (q35, IOMMU) with a two-function device and a USB stick..."
+# The devices of the tests' vfio boot (test/qemu/run.sh): fixed PCI
+# addresses, no boot ROM; interrupt remapping as vfio hosts have it; a
+# null block device as the stick's medium. The hard timeout keeps a hung
+# guest from outliving a minute.
+QEMU="qemu-system-x86_64 -machine q35,kernel-irqchip=split" QEMU_TIMEOUT=60 \
+	sh $q/boot.sh "$kdir/boot/vmlinuz-$kver" "$dir/boot.cpio" "$dir" \
+	"quiet intel_iommu=on scenario=demo $rules" \
+	-device intel-iommu,intremap=on \
+	-device e1000,addr=5.0,multifunction=on,romfile= \
+	-device e1000,addr=5.1,romfile= \
 	-device qemu-xhci,id=xhci,addr=9 \
 	-blockdev driver=null-co,node-name=stick,size=1048576 \
 	-device usb-storage,bus=xhci.0,drive=stick
