@@ -519,8 +519,15 @@ void rule_expire(struct rule *r)
 		return;
 	}
 	if (dev_find(r) <= 0) {
-		/* A device that -f saw go is not missed. */
-		if (r->state != FAILED && !r->quiet)
+		/*
+		 * A device that -f saw go, or that left its set, is not
+		 * missed: neither the rule nor its set failed.
+		 */
+		if (r->state != FAILED && r->quiet) {
+			r->state = DONE;
+			return;
+		}
+		if (r->state != FAILED)
 			say(LOG_ERR, "%r: device not found (waited %u s)", r, conf.timeout);
 	} else if (r->err) {
 		errno = r->err;

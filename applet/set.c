@@ -27,13 +27,15 @@ struct scan {
 int set_match(const struct rule *p, const char *dev, int *group)
 {
 	char path[PATH_SZ], v[NAME_SZ], items[NAME_SZ], *i = items, *e, *val;
+	int last;
 
 	copy(items, p->s.dev);
 	*group = 0;
-	for (;; i = e + 1) {
+	for (last = 0; !last; i = e + 1) {
 		for (e = i, val = NULL; *e && *e != ','; e++)
 			if (*e == '=' && !val)
 				val = e;
+		last = !*e;
 		*e = '\0';
 		if (val) {
 			*val++ = '\0';
@@ -45,9 +47,8 @@ int set_match(const struct rule *p, const char *dev, int *group)
 		} else if (!glob_match(i, dev)) {
 			return 0;
 		}
-		if (e == items + str_len(p->s.dev))
-			return 1;
 	}
+	return 1;
 }
 
 /*

@@ -40,6 +40,9 @@ struct sockaddr_nl {
 /* The uevent socket (or -1), and the re-scan interval (0: none). */
 static int sock = -1, poll_ms;
 
+/* A uevent, or a signal's siginfo. */
+static char buf[EVENT_SZ];
+
 /*
  * A follower's SIGHUP, SIGINT and SIGTERM, read from a signalfd (or -1),
  * and its place: a listening socket of one abstract name (or -1).
@@ -162,7 +165,6 @@ static void follow_event(char *buf, size_t n)
  */
 static void uevent_wait(long long until, int soon)
 {
-	static char buf[EVENT_SZ];
 	struct pollfd pfd[3] = { { .fd = sock, .events = POLLIN }, { .fd = sigfd, .events = POLLIN },
 		{ .fd = place, .events = POLLIN } };
 	long long wait = until - now_ms();
@@ -308,6 +310,12 @@ int rules_apply(int rescan)
 	if (!conf.nrules && !flag[FOLLOW])
 		return conf.bad != 0;
 	sock = uevent_open();
+	/*
+	 * Its pages in place from the start: the largest uevent lands in
+	 * memory the first pass had already, so a follower's memory is the
+	 * same then as after any number of events.
+	 */
+	memset(buf, 0, sizeof buf);
 	if (sock < 0 || rescan)
 		poll_ms = RESCAN_MS;
 	/* Without uevents nothing tells a follower that a device came back. */

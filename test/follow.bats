@@ -506,3 +506,24 @@ until_on() {
 	drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 on pci-stub
 	EOF
 }
+
+@test "a follower whose set loses a device for good keeps the rest of the set on its driver" {
+	fake_driver pci e1000 'match=*'
+	fake_driver pci pci-stub 'match=*'
+	fake_device pci 0000:01:00.0 driver=e1000 override
+	fake_device pci 0000:01:00.1 driver=e1000 override
+	follow -t 1 "pci/0000:01:00.*:pci-stub"
+	until_driver pci 0000:01:00.1 pci-stub
+	stopped unplug pci 0000:01:00.1
+	# past the deadline of the look its unbind brought; then an add
+	# elsewhere makes the set look again, and its deadline passes too
+	sleep 1.5
+	fake_uevent add /devices/virtual/misc/other SUBSYSTEM=misc
+	sleep 1.5
+	until_on pci 0000:01:00.0 pci-stub
+	follow_end
+	[ "$FOLLOW_STATUS" -eq 0 ]
+	assert_driver pci 0000:01:00.0 pci-stub
+	run cat "$FAKE/follow.out"
+	assert_output_is "drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 on pci-stub"
+}

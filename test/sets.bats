@@ -206,3 +206,13 @@ gpu_slot() {
 	assert_driver pci 0000:01:00.0 nouveau
 	assert_driver pci 0000:01:00.1 snd_hda_intel
 }
+
+@test "a dry run says which devices a set would put on its driver, and writes nothing" {
+	gpu_slot
+	run drvbind -n "pci/0000:01:00.*:vfio-pci"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/0000:01:00.*: would put 0000:01:00.0 0000:01:00.1 on vfio-pci"
+	assert_driver pci 0000:01:00.0 nouveau
+	assert_driver pci 0000:01:00.1 snd_hda_intel
+	[ ! -s "$FAKE/log" ]
+}
