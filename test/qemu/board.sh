@@ -147,25 +147,5 @@ scenario() {
 		-device e1000,bus=pcie.0,addr=2,romfile=
 }
 
-# A pool of $jobs boots: the next starts as soon as one has ended (each
-# ends by its QEMU_TIMEOUT at the latest).
-jobs=${QEMU_JOBS:-$(nproc 2>/dev/null || echo 1)}
-pids=
-for s; do
-	while :; do
-		left='' n=0
-		for p in $pids; do
-			if kill -0 "$p" 2>/dev/null; then
-				left="$left $p" n=$((n + 1))
-			else
-				wait "$p" || true
-			fi
-		done
-		pids=$left
-		[ "$n" -ge "$jobs" ] || break
-		sleep 0.5
-	done
-	scenario "$s" &
-	pids="$pids $!"
-done
-for p in $pids; do wait "$p" || true; done
+. $q/pool.sh
+pool scenario "$@"
