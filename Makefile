@@ -233,8 +233,10 @@ fuzz: deps
 	$(MAKE) $(FUZZ_TARGETS:%=build/fuzz/%)
 	sh test/fuzz/run.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
 
-# drvbind against driverctl, dpdk-devbind.py, usbip and a boot script:
-# test/bench/RESULTS.md and its charts (slow: minutes, one QEMU boot).
+# drvbind against driverctl, dpdk-devbind.py, usbip and a boot script,
+# and drvbind -f through replugs beside driverctl's load-override
+# (test/bench/follow.sh): test/bench/RESULTS.md and its charts (slow:
+# minutes, one QEMU boot).
 bench: deps
 	$(MAKE) all build/drvbind.cpio $(TEST_BIN)
 	test/bench/bench.sh

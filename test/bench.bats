@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # make bench in its smoke mode (test/bench/bench.sh -q: one round, 1 and
-# 2 rules, 2 s waits, no QEMU), once for the file, so that the benchmark
-# cannot rot: every tool must really do the job on the fake kernel and
-# every table and chart must come out filled. The figures themselves
-# are not checked here: on a shared machine they are noise.
+# 2 rules, 2 s waits, 3 replugs, no QEMU), once for the file, so that the
+# benchmark cannot rot: every tool must really do the job on the fake
+# kernel and every table and chart must come out filled. The figures
+# themselves are not checked here: on a shared machine they are noise.
 
 load helper
 
@@ -37,11 +37,11 @@ rows() {
 	[ "$output" = 0 ]
 }
 
-@test "the smoke run prints the six figures and the targets, and writes the same tables" {
+@test "the smoke run prints the seven figures and the targets, and writes the same tables" {
 	results
 	for h in "### 1. Footprint" "### 2. System calls" "### 3. Instructions" \
 		"### 4. Wall time" "### 5. Appear-to-bound latency" \
-		"### 6. Cost of waiting" "### Targets"; do
+		"### 6. Cost of waiting" "### 7. Keeping a rule across replugs" "### Targets"; do
 		grep -qF "$h" "$BATS_FILE_TMPDIR/stdout" || { echo "stdout lacks $h"; return 1; }
 		grep -qF "$h" "$R" || { echo "RESULTS.md lacks $h"; return 1; }
 	done
@@ -109,4 +109,33 @@ rows() {
 	results
 	grep -o 'the fake on CPU [^)]*' "$R"
 	grep -qE 'the fake on CPU ([0-9]+), the tools on CPU \1,' "$R"
+}
+
+@test "across replugs, the follower's system calls and instructions per replug stand beside driverctl's, with ratios, and every replug ended on the rule's driver" {
+	results
+	# drvbind -f: its figures, N of N replugs on vfio-pci (N > 0), itself 1.0x
+	rows "### 7. Keeping a rule across replugs" |
+		grep -E '^\| drvbind -f \| [0-9]+\.[0-9] \| [0-9]+ \| ([1-9][0-9]*) of \1 \| 1\.0x \| 1\.0x \|$' ||
+		{ echo "no full row for drvbind -f:"; rows "### 7. Keeping a rule across replugs"; return 1; }
+	rows "### 7. Keeping a rule across replugs" |
+		grep -E '^\| driverctl \| [0-9]+\.[0-9] \| [0-9]+ \| ([1-9][0-9]*) of \1 \| [0-9.]+x \| [0-9.]+x \|$' ||
+		{ echo "no full row for driverctl:"; rows "### 7. Keeping a rule across replugs"; return 1; }
+	grep -qF '| follower: every replug ends on the rule'"'"'s driver | ' "$R"
+	grep -F '| follower: every replug ends on the rule'"'"'s driver | ' "$R" | grep -q '| met |$'
+}
+
+@test "the idle follower's wake-ups, system calls, RSS and open files are numbers, and its RSS and files are the same after the replugs" {
+	results
+	local h="| the follower, idle |" r
+	for r in "wake-ups in " "preempted while awake" "uevents that came in those " "system calls in the next " \
+		"ppoll() returns on a descriptor" "ppoll() returns on a timeout" "RSS KiB (VmRSS)" "open files"; do
+		awk -v h="$h" 'index($0, h) == 1 { on = 1; next } on && !/^\|/ { exit } on' "$R" |
+			grep -F "| $r" | grep -qE '\| [0-9]+ \| [0-9]+ \|$' ||
+			{ echo "no figures for: $r"; sed -n "/^| the follower, idle/,/^$/p" "$R"; return 1; }
+	done
+	sed -n '/^| the follower, idle/,/^$/p' "$R" | awk -F' [|] ' '$1 == "| RSS KiB (VmRSS)" || $1 == "| open files" { split($3, a, " "); if ($2 != a[1]) exit 1 }'
+	# its system calls for one replug, listed: the move's bind, and back to sleep
+	sed -n "/^## drvbind's system calls for one replug, following/,/^## /p" "$R" >"$BATS_FILE_TMPDIR/replug"
+	grep -qE '^    write\([0-9]+, "0000:01:00.0", 12\) += 12$' "$BATS_FILE_TMPDIR/replug"
+	tail -1 "$BATS_FILE_TMPDIR/replug" | grep -q '^    ppoll(.*<detached \.\.\.>$'
 }

@@ -3,11 +3,14 @@
 # shellcheck disable=SC2016 # shell code for busybox sh, quoted on purpose
 # make bench: drvbind side by side with driverctl, dpdk-devbind.py, usbip
 # and a hand-written boot script (script.sh), on one fake kernel, and on
-# the real kernel under QEMU where a peer can run in a test initramfs.
+# the real kernel under QEMU where a peer can run in a test initramfs;
+# and drvbind's follower through replugs beside driverctl's path for
+# them (follow.sh).
 #
 #   test/bench/bench.sh [-q] [-o DIR]     (as root)
 #
-# -q  smoke run (make check): one round, 1 and 2 rules, 2 s waits, no QEMU
+# -q  smoke run (make check): one round, 1 and 2 rules, 2 s waits, 3
+#     replugs, no QEMU
 # -o  where RESULTS.md and the charts go (default test/bench/)
 #
 # Every tool sees the same FUSE fake kernel (test/fake/fakesys.c) mounted
@@ -48,6 +51,8 @@ if [[ -z ${BENCH_NS-} ]]; then
 fi
 
 BIN=$top/build/drvbind
+# Another make may rebuild the binary while this runs: RESULTS.md says so.
+bin_sum=$(cksum <"$BIN")
 BENCHRUN=$top/build/test/benchrun
 MAGIC=$top/build/test/sysfsmagic.so
 SCRIPT=$top/test/bench/script.sh
@@ -67,6 +72,8 @@ BATS_TEST_DIRNAME=$top/test . "$top/test/helper.bash"
 fake_ns() { "$@"; }
 
 cleanup() {
+	# a follower (follow.sh) that a failure left running: wait would wait for it
+	[[ -n ${FPID-} ]] && kill "$FPID" 2>/dev/null
 	umount -l /sys 2>/dev/null
 	umount /usr/sbin/modprobe 2>/dev/null
 	fusermount3 -u "$live/sys" 2>/dev/null || umount -l "$live/sys" 2>/dev/null
@@ -388,6 +395,16 @@ for t in drvbind script; do
 	read -r ns ut st _ <<<"$(tail -1 <<<"$res")"
 	echo "$t $wk $(((ut + st) / 1000)) $((to - from))" >>"$data/waiting"
 done
+
+# shellcheck source=test/bench/follow.sh
+. "$top/test/bench/follow.sh"
+if ((quick)); then
+	follow_bench 3 3 1 0.5
+else
+	follow_bench "${BENCH_REPLUGS:-100}" "${BENCH_REPLUGS:-100}" 10 10
+fi
+
+[[ $(cksum <"$BIN") == "$bin_sum" ]] || echo "${bin_sum##* } $(stat -c %s "$BIN")" >"$data/rebuilt"
 
 say "bench: writing $out"
 umount -l /sys

@@ -41,6 +41,18 @@ qlat_ms() {
 }
 num() { [[ $1 =~ ^[0-9.]+$ ]] && echo "$1"; }
 fmt() { awk -v v="$1" -v f="$2" 'BEGIN { if (v == "") print "n/a"; else printf f "\n", v }'; }
+# fol KEY COLUMN: a figure of the follower's runs (follow.sh)
+fol() { [[ -f $data/follow ]] && awk -v k="$1" -v c="$2" '$1 == k { print $c; exit }' "$data/follow"; }
+# div A B FORMAT: A / B, empty where a figure is missing
+div() { awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN { if (a == "" || b == "" || b == 0) print ""; else printf f "\n", a / b }'; }
+# per replug: drvbind's N replugs less none, driverctl's runs
+fsc() { div "$(($(fol drvbind 4) - $(fol drvbind 3)))" "$(fol drvbind 2)" %.1f; }
+fir() { div "$(($(fol drvbind 6) - $(fol drvbind 5)))" "$(fol drvbind 2)" %.0f; }
+dsc() { div "$(fol driverctl 3)" "$(fol driverctl 2)" %.1f; }
+dir() { div "$(fol driverctl 5)" "$(fol driverctl 4)" %.0f; }
+# rest COLUMN: the idle follower (follow.sh: fquiet), or n/a
+rest() { fmt "$(fol rest "$1")" %s; }
+
 # per extra rule, from the small and the big run
 per() { awk -v a="$1" -v b="$2" -v s="$small" -v g="$big" 'BEGIN { printf "%.1f\n", (b - a) / (g - s) }'; }
 
@@ -149,6 +161,36 @@ tables() {
 		echo "| $t | does not wait | | | | | |"
 	done
 	echo
+
+	local fn q
+	fn=$(fol drvbind 2) q=$(fol rest 2)
+	echo "### 7. Keeping a rule across replugs (drvbind -f against driverctl's udev + systemd + bash path)"
+	echo
+	echo "The same replug, the fake kernel's own (\`.fake_ctl\` unplug then replug of 0000:01:00.0: its driver released, the unbind and remove uevents; a new device, its add uevent, e1000 bound by the probe and its bind uevent), answered by drvbind's follower, \`drvbind -f pci/0000:01:00.0:vfio-pci\`, and by what driverctl has done for it: its udev rule (/lib/udev/rules.d/05-driverctl.rules in Debian's driverctl) tags the add of a device that has /etc/driverctl.d/pci-0000:01:00.0 for systemd, which starts driverctl@pci-0000:01:00.0.service, which runs \`driverctl load-override pci/0000:01:00.0\` (%I: the instance unescaped) with a bare environment; here /etc/driverctl.d/pci-0000:01:00.0 says vfio-pci. Per replug, each checked to end on vfio-pci:"
+	echo
+	echo "- drvbind -f: everything it does for a replug, every uevent of it, the move and its message. System calls: \`strace -c -p\` attached to the running follower over ${fn:-N} replugs, less the same over none, / ${fn:-N}. Instructions: a follower under \`valgrind --tool=callgrind\` through ${fn:-N} replugs, less one through none, / ${fn:-N}."
+	echo "- driverctl: its one run after each replug. System calls: \`strace -f -c\` of $(fol driverctl 2) runs, / $(fol driverctl 2); instructions: \`valgrind --tool=callgrind --trace-children=yes\`, every process, $(fol driverctl 4) runs, / $(fol driverctl 4)."
+	echo "- Not counted for driverctl: udevd's work on each uevent of the replug (rules read and matched, the TEST of the file, the tag), systemd's start of the unit (the job, the condition, a fork, the cgroup, the exec), modprobe (here /bin/true, as in the tables above), and on a real kernel the second bash that 89-vfio-uio.rules runs for the vfio group's device. udevd takes uevents on the kernel's group from the kernel alone (netlink port id 0), and the fake kernel sends its own from user space, so udevd's share cannot be measured on it. driverctl's figures are a lower bound, in its favour. That systemd starts the unit again for each add of the same device (it is a oneshot with RemainAfterExit=yes) is assumed, not measured."
+	echo
+	echo "| tool | system calls per replug | instructions per replug | replugs that ended on vfio-pci | calls vs drvbind -f | instructions vs drvbind -f |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	echo "| drvbind -f | $(fmt "$(fsc)" %s) | $(fmt "$(fir)" %s) | $(fol drvbind 7) of $(fol drvbind 8) | $(ratio "$(fsc)" "$(fsc)") | $(ratio "$(fir)" "$(fir)") |"
+	echo "| driverctl | $(fmt "$(dsc)" %s) | $(fmt "$(dir)" %s) | $(fol driverctl 6) of $(fol driverctl 7) | $(ratio "$(dsc)" "$(fsc)") | $(ratio "$(dir)" "$(fir)") |"
+	echo
+	echo "The follower at rest: after its first pass and after ${fn:-N} replugs, ${q:-?} s without a tracer (its context switches, /proc/PID/status: a voluntary one each time it goes back to sleep, so one a wake-up; an involuntary one each time something else took the CPU from it while it was awake), then ${q:-?} s under \`strace -p\` (every call; its ppoll() returns, on a descriptor or on a timeout), and the uevents that reached the namespace in each: the host kernel's own reach every network namespace of the initial user namespace (other work's FUSE mounts add and remove a bdi device), and each one wakes the follower, which must look at it. A wake-up or ppoll() return of its own would show as more wake-ups than uevents, or as a timeout."
+	echo
+	echo "| the follower, idle | after its first pass | after ${fn:-N} replugs |"
+	echo "|---|---:|---:|"
+	echo "| wake-ups in ${q:-?} s (voluntary context switches) | $(rest 7) | $(rest 14) |"
+	echo "| preempted while awake (involuntary context switches) | $(rest 8) | $(rest 15) |"
+	echo "| uevents that came in those ${q:-?} s | $(rest 9) | $(rest 16) |"
+	echo "| system calls in the next ${q:-?} s (strace -p) | $(rest 10) | $(rest 17) |"
+	echo "| ppoll() returns on a descriptor | $(rest 11) | $(rest 18) |"
+	echo "| ppoll() returns on a timeout | $(rest 12) | $(rest 19) |"
+	echo "| uevents that came in those ${q:-?} s | $(rest 13) | $(rest 20) |"
+	echo "| RSS KiB (VmRSS) | $(rest 3) | $(rest 4) |"
+	echo "| open files | $(rest 5) | $(rest 6) |"
+	echo
 }
 
 # target NAME MEASURED OK
@@ -182,6 +224,15 @@ targets() {
 		echo "| 0 wake-ups while waiting, real kernel (QEMU) | $qwk /s | $(ok "$qwk == 0") |"
 	fi
 	echo "| 0 wake-ups while waiting, fake kernel | $wk in $(awk '$1 == "drvbind" { print $4 }' "$data/waiting") ms | $(ok "$wk == 0") |"
+	local fok ftot sw ev to r0 r1 d0 d1 rc ri
+	fok=$(fol drvbind 7) ftot=$(fol drvbind 8)
+	sw="$(fol rest 7) $(fol rest 14)" ev="$(fol rest 9) $(fol rest 16)" to="$(fol rest 12) $(fol rest 19)"
+	r0=$(fol rest 3) r1=$(fol rest 4) d0=$(fol rest 5) d1=$(fol rest 6)
+	rc=$(ratio "$(dsc)" "$(fsc)") ri=$(ratio "$(dir)" "$(fir)")
+	echo "| follower: every replug ends on the rule's driver | ${fok:-?} of ${ftot:-?} | $(ok "${ftot:-0} > 0 && ${fok:--1} == ${ftot:-0}") |"
+	echo "| follower: no wake-up of its own while idle (wake-ups <= uevents that came; no ppoll() timeout) | wake-ups ${sw/ / and }, uevents ${ev/ / and }, timeouts ${to/ / and } | $(ok "${sw%% *} <= ${ev%% *} && ${sw##* } <= ${ev##* } && ${to%% *} + ${to##* } == 0") |"
+	echo "| follower: the same RSS and open files after $(fol drvbind 2) replugs | RSS ${r0:-?} -> ${r1:-?} KiB, files ${d0:-?} -> ${d1:-?} | $(ok "${r0:--1} == ${r1:--2} && ${d0:--1} == ${d1:--2}") |"
+	echo "| follower: less per replug than driverctl's load-override alone | calls ${rc}, instructions ${ri} | $(ok "${rc%x} > 1 && ${ri%x} > 1") |"
 }
 
 charts() {
@@ -233,6 +284,10 @@ charts
 	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "- machine: $(uname -srm), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) CPUs (shared), Debian $(cat /etc/debian_version)"
 	echo "- drvbind: build/drvbind, $(stat -c %s "$(dirname "$0")/../../build/drvbind") bytes, commit $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null)"
+	if [[ -f $data/rebuilt ]]; then
+		read -r b0 b1 <"$data/rebuilt"
+		echo "- build/drvbind was rebuilt while the fake kernel's figures were taken (its checksum changed; $b0 bytes at the start, $b1 at the end): they come from two builds"
+	fi
 	echo "- peers: $(dpkg-query -W -f '${Package} ${Version}, ' driverctl dpdk usbip busybox-static bash python3 pciutils 2>/dev/null | sed 's/, $//')"
 	echo "- tools: $(dpkg-query -W -f '${Package} ${Version}, ' strace valgrind gnuplot-nox qemu-system-x86 2>/dev/null | sed 's/, $//')"
 	echo
@@ -255,6 +310,7 @@ charts
 	echo "- Wall time: \`benchrun CMD\` (fork, exec, wait: CLOCK_MONOTONIC), $rounds rounds; in each round every tool once per size, the order rotated each round; medians."
 	echo "- Latency: the tool starts while the device is not plugged; 0.3 s later, and in round r of n (r - 1) × 0.1 / n s more, so that the device comes at a point of the script's 0.1 s poll that moves evenly over it, \`benchrun -p\` makes the bus link and sends the add uevent, stamping CLOCK_MONOTONIC; the fake kernel (FAKESYS_TIMES) stamps the bind write. Under QEMU: test/bench/qemu.sh boots Debian's kernel with an e1000 on e1000; each tool waits, and the guest loads pci-stub (or rescans the bus) 0.5 s after the tool starts, plus a part of 0.1 s that moves from round to round as on the fake kernel."
 	echo "- Waiting: \`benchrun -w\` with a rule for a device that never comes and a ${wait_s} s timeout."
+	echo "- Keeping a rule across replugs (test/bench/follow.sh): the fake kernel's own unplug and replug (test/fake/fakesys.c, .fake_ctl), the follower let finish each step (it sleeps in ppoll() with nothing left on its uevent socket) before the next; the follower is started with stdin, stdout and stderr alone, as a service manager starts it, so that the files it holds are its own. driverctl runs as systemd would run it: \`env -i PATH=... driverctl load-override pci/DEV\`, stdin /dev/null, /etc/driverctl.d a tmpfs of the namespace."
 	echo "- usbip's libudev refuses a /sys that is not sysfs by its magic number: it runs with LD_PRELOAD=build/test/sysfsmagic.so, which makes statfs say sysfs for the FUSE mount and changes nothing else. driverctl calls /sbin/modprobe unless /sys/module/DRIVER exists (the module of vfio-pci is vfio_pci): in the namespace /usr/sbin/modprobe is /bin/true, in driverctl's favour."
 	echo "- The fake lets the kernel keep the names it has looked up, as the kernel keeps sysfs's dentries; every open, read, write and link read still reaches it by path, and link targets, attributes and missing names are never kept (test/fake/fakesys.c, fs_init). Each operation that reaches it is a round trip to a user-space process, tens of µs on this machine where sysfs in the kernel takes well under one: a tool made of sysfs operations alone, as drvbind and the script are, pays that in full; one that starts interpreters and programs mostly pays for those."
 	echo "- drvbind waits on the uevent socket alone, on the fake kernel as on the real one: it re-scans every 250 ms (applet/wait.c, RESCAN_MS) only for a root given with -r or without a uevent socket."
@@ -270,6 +326,15 @@ charts
 	echo
 	echo '    $ strace build/drvbind pci/0000:01:00.0:vfio-pci'
 	sed 's/^/    /' "$data/strace-one"
+	if [[ -s $data/strace-replug ]]; then
+		echo
+		echo "## drvbind's system calls for one replug, following"
+		echo
+		echo "The follower (\`drvbind -f pci/0000:01:00.0:vfio-pci\`) through one unplug and replug of its device, from the ppoll() it slept in to the one it sleeps in again:"
+		echo
+		echo '    $ strace -p FOLLOWER'
+		sed 's/^/    /' "$data/strace-replug"
+	fi
 	if [[ -f $data/failures ]]; then
 		echo
 		echo "## Runs that did not end bound"
