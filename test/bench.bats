@@ -37,11 +37,12 @@ rows() {
 	[ "$output" = 0 ]
 }
 
-@test "the smoke run prints the seven figures and the targets, and writes the same tables" {
+@test "the smoke run prints the eight figures and the targets, and writes the same tables" {
 	results
 	for h in "### 1. Footprint" "### 2. System calls" "### 3. Instructions" \
 		"### 4. Wall time" "### 5. Appear-to-bound latency" \
-		"### 6. Cost of waiting" "### 7. Keeping a rule across replugs" "### Targets"; do
+		"### 6. Cost of waiting" "### 7. Keeping a rule across replugs" \
+		"### 8. A set of 8 functions in one IOMMU group" "### Targets"; do
 		grep -qF "$h" "$BATS_FILE_TMPDIR/stdout" || { echo "stdout lacks $h"; return 1; }
 		grep -qF "$h" "$R" || { echo "RESULTS.md lacks $h"; return 1; }
 	done
@@ -122,6 +123,18 @@ rows() {
 		{ echo "no full row for driverctl:"; rows "### 7. Keeping a rule across replugs"; return 1; }
 	grep -qF '| follower: every replug ends on the rule'"'"'s driver | ' "$R"
 	grep -F '| follower: every replug ends on the rule'"'"'s driver | ' "$R" | grep -q '| met |$'
+}
+
+@test "a set of functions in one IOMMU group has calls, instructions and wall time for both rules and both peers, each ended on vfio-pci" {
+	results
+	local t
+	for t in drvbind-set drvbind-group group-script driverctl; do
+		rows "### 8. A set of 8 functions" | grep -E "^\| $t \| [0-9]+ \| [0-9.]+x \| [0-9]+ \| [0-9.]+x \| [0-9.]+ \| [0-9.]+x \|$" ||
+			{ echo "no full row for $t:"; rows "### 8. A set of 8 functions"; return 1; }
+	done
+	rows "### 8. A set of 8 functions" | grep -E '^\| drvbind-set( \| [0-9.]+ \| 1\.0x){3} \|$'
+	grep -F '| set of 8: either rule takes ' "$R"
+	grep -qF 'test/bench/group.sh' "$R"
 }
 
 @test "the idle follower's wake-ups, system calls, RSS and open files are numbers, and its RSS and files are the same after the replugs" {

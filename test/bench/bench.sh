@@ -4,13 +4,14 @@
 # make bench: drvbind side by side with driverctl, dpdk-devbind.py, usbip
 # and a hand-written boot script (script.sh), on one fake kernel, and on
 # the real kernel under QEMU where a peer can run in a test initramfs;
-# and drvbind's follower through replugs beside driverctl's path for
-# them (follow.sh).
+# drvbind's follower through replugs beside driverctl's path for them
+# (follow.sh); and a set of functions in one IOMMU group taken by one
+# rule, beside vfio-pci-bind's procedure and driverctl (sets.sh).
 #
 #   test/bench/bench.sh [-q] [-o DIR]     (as root)
 #
 # -q  smoke run (make check): one round, 1 and 2 rules, 2 s waits, 3
-#     replugs, no QEMU
+#     replugs, a set of 8, no QEMU
 # -o  where RESULTS.md and the charts go (default test/bench/)
 #
 # Every tool sees the same FUSE fake kernel (test/fake/fakesys.c) mounted
@@ -403,6 +404,12 @@ if ((quick)); then
 else
 	follow_bench "${BENCH_REPLUGS:-100}" "${BENCH_REPLUGS:-100}" 10 10
 fi
+
+# shellcheck source=test/bench/sets.sh
+. "$top/test/bench/sets.sh"
+# a smoke run's set is small: driverctl runs bash and its tools for each
+# device, under valgrind too
+if ((quick)); then set_bench 8 1; else set_bench 64 "$rounds"; fi
 
 [[ $(cksum <"$BIN") == "$bin_sum" ]] || echo "${bin_sum##* } $(stat -c %s "$BIN")" >"$data/rebuilt"
 

@@ -53,6 +53,11 @@ dir() { div "$(fol driverctl 5)" "$(fol driverctl 4)" %.0f; }
 # rest COLUMN: the idle follower (follow.sh: fquiet), or n/a
 rest() { fmt "$(fol rest "$1")" %s; }
 
+# setf TOOL COLUMN: a figure of the set's runs (sets.sh); setw TOOL: its wall time, ms
+setf() { [[ -f $data/sets ]] && awk -v t="$1" -v c="$2" 'NF == 3 && $1 == t { print $c; exit }' "$data/sets"; }
+setw() { [[ -f $data/sets ]] && awk -v t="$1" '$1 == "wall" && $2 == t { print $3 / 1e6 }' "$data/sets" | median; }
+set_tools="drvbind-set drvbind-group group-script driverctl"
+
 # per extra rule, from the small and the big run
 per() { awk -v a="$1" -v b="$2" -v s="$small" -v g="$big" 'BEGIN { printf "%.1f\n", (b - a) / (g - s) }'; }
 
@@ -191,6 +196,19 @@ tables() {
 	echo "| RSS KiB (VmRSS) | $(rest 3) | $(rest 4) |"
 	echo "| open files | $(rest 5) | $(rest 6) |"
 	echo
+
+	local sn
+	sn=$([[ -f $data/sets ]] && sed -n 1p "$data/sets")
+	echo "### 8. A set of ${sn:-N} functions in one IOMMU group (one rule against vfio-pci-bind's procedure and driverctl)"
+	echo
+	echo "${sn:-N} e1000 functions (0000:01:00.0 to $(printf '0000:01:%02x.%d' $(((${sn:-1} - 1) / 8)) $(((${sn:-1} - 1) % 8))), eight a slot) behind the bridge 0000:00:01.0, all in IOMMU group 1 with the bridge, to vfio-pci, the bridge left on pcieport; every run checked to end so. drvbind-set is one wildcard rule, drvbind-group one device with its group; group-script is vfio-pci-bind's procedure in busybox sh (test/bench/group.sh: for each device of the group but the bridges, driver_override, unbind, drivers_probe; nothing verified, nothing put back on a failure); driverctl is \`driverctl --nosave set-override DEV vfio-pci\` for each device, from a busybox sh loop. Wall time: median of $rounds rounds, the order turned each round."
+	echo
+	echo "| tool | system calls | vs drvbind-set | instructions | vs drvbind-set | wall ms | vs drvbind-set |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
+	for t in $set_tools; do
+		echo "| $t | $(fmt "$(setf "$t" 2)" %s) | $(ratio "$(setf "$t" 2)" "$(setf drvbind-set 2)") | $(fmt "$(setf "$t" 3)" %s) | $(ratio "$(setf "$t" 3)" "$(setf drvbind-set 3)") | $(fmt "$(setw "$t")" %.2f) | $(ratio "$(setw "$t")" "$(setw drvbind-set)") |"
+	done
+	echo
 }
 
 # target NAME MEASURED OK
@@ -233,6 +251,17 @@ targets() {
 	echo "| follower: no wake-up of its own while idle (wake-ups <= uevents that came; no ppoll() timeout) | wake-ups ${sw/ / and }, uevents ${ev/ / and }, timeouts ${to/ / and } | $(ok "${sw%% *} <= ${ev%% *} && ${sw##* } <= ${ev##* } && ${to%% *} + ${to##* } == 0") |"
 	echo "| follower: the same RSS and open files after $(fol drvbind 2) replugs | RSS ${r0:-?} -> ${r1:-?} KiB, files ${d0:-?} -> ${d1:-?} | $(ok "${r0:--1} == ${r1:--2} && ${d0:--1} == ${d1:--2}") |"
 	echo "| follower: less per replug than driverctl's load-override alone | calls ${rc}, instructions ${ri} | $(ok "${rc%x} > 1 && ${ri%x} > 1") |"
+	local d p c less=yes seen=
+	for d in drvbind-set drvbind-group; do
+		for p in group-script driverctl; do
+			for c in 2 3; do
+				awk -v a="$(setf "$d" "$c")" -v b="$(setf "$p" "$c")" 'BEGIN { exit !(a != "" && b != "" && a + 0 < b + 0) }' || less=no
+			done
+			awk -v a="$(setw "$d")" -v b="$(setw "$p")" 'BEGIN { exit !(a != "" && b != "" && a + 0 < b + 0) }' || less=no
+			seen+="$d vs $p: $(ratio "$(setf "$p" 2)" "$(setf "$d" 2)") calls, $(ratio "$(setf "$p" 3)" "$(setf "$d" 3)") instructions, $(ratio "$(setw "$p")" "$(setw "$d")") time; "
+		done
+	done
+	echo "| set of $(sed -n 1p "$data/sets" 2>/dev/null): either rule takes fewer calls, fewer instructions and less time than vfio-pci-bind's procedure and driverctl | ${seen%; } | $([[ $less == yes ]] && echo met || echo MISSED) |"
 }
 
 charts() {
@@ -311,6 +340,7 @@ charts
 	echo "- Latency: the tool starts while the device is not plugged; 0.3 s later, and in round r of n (r - 1) × 0.1 / n s more, so that the device comes at a point of the script's 0.1 s poll that moves evenly over it, \`benchrun -p\` makes the bus link and sends the add uevent, stamping CLOCK_MONOTONIC; the fake kernel (FAKESYS_TIMES) stamps the bind write. Under QEMU: test/bench/qemu.sh boots Debian's kernel with an e1000 on e1000; each tool waits, and the guest loads pci-stub (or rescans the bus) 0.5 s after the tool starts, plus a part of 0.1 s that moves from round to round as on the fake kernel."
 	echo "- Waiting: \`benchrun -w\` with a rule for a device that never comes and a ${wait_s} s timeout."
 	echo "- Keeping a rule across replugs (test/bench/follow.sh): the fake kernel's own unplug and replug (test/fake/fakesys.c, .fake_ctl), the follower let finish each step (it sleeps in ppoll() with nothing left on its uevent socket) before the next; the follower is started with stdin, stdout and stderr alone, as a service manager starts it, so that the files it holds are its own. driverctl runs as systemd would run it: \`env -i PATH=... driverctl load-override pci/DEV\`, stdin /dev/null, /etc/driverctl.d a tmpfs of the namespace."
+	echo "- A device set (test/bench/sets.sh): the tree and the command lines are in its section below."
 	echo "- usbip's libudev refuses a /sys that is not sysfs by its magic number: it runs with LD_PRELOAD=build/test/sysfsmagic.so, which makes statfs say sysfs for the FUSE mount and changes nothing else. driverctl calls /sbin/modprobe unless /sys/module/DRIVER exists (the module of vfio-pci is vfio_pci): in the namespace /usr/sbin/modprobe is /bin/true, in driverctl's favour."
 	echo "- The fake lets the kernel keep the names it has looked up, as the kernel keeps sysfs's dentries; every open, read, write and link read still reaches it by path, and link targets, attributes and missing names are never kept (test/fake/fakesys.c, fs_init). Each operation that reaches it is a round trip to a user-space process, tens of µs on this machine where sysfs in the kernel takes well under one: a tool made of sysfs operations alone, as drvbind and the script are, pays that in full; one that starts interpreters and programs mostly pays for those."
 	echo "- drvbind waits on the uevent socket alone, on the fake kernel as on the real one: it re-scans every 250 ms (applet/wait.c, RESCAN_MS) only for a root given with -r or without a uevent socket."
