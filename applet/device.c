@@ -169,16 +169,24 @@ int dev_id(const struct rule *r, char *id, size_t size)
 	return -1;
 }
 
-/* Asks modprobe for a driver once, without waiting: its uevent says when it is there. */
+/*
+ * Asks modprobe for a driver once, without waiting: its uevent says when
+ * it is there. Once between the rules that wait for it: 64 rules for
+ * vfio-pci would start 64 modprobes at once, each loading the same module.
+ */
 void drv_request(struct rule *r)
 {
 	static char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	char *argv[] = { (char *)conf.modprobe, "-q", "--", r->s.drv, NULL };
+	struct rule *q;
 	pid_t pid;
 
 	if (r->asked || !*conf.modprobe || flag[DRY])
 		return;
 	r->asked = 1;
+	for (q = rules; q < rules + conf.nrules; q++)
+		if (q != r && q->asked && !q->s.set && q->state == WAITING && !strcmp(q->s.drv, r->s.drv))
+			return;
 	say(LOG_DEBUG, "asking %s for %s", conf.modprobe, r->s.drv);
 	pid = proc_fork();
 	if (pid == 0) {

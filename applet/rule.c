@@ -192,6 +192,8 @@ static const char *rollback(struct rule *r, int held)
 	return step;
 }
 
+static const char rollback_failed[] = "; rollback to %s failed at %s: %e";
+
 /* Reports the failure of a step and the rollback's result on one line. */
 static void rule_fail(struct rule *r, const char *step, const char *cur, int ovr)
 {
@@ -221,7 +223,7 @@ static void rule_fail(struct rule *r, const char *step, const char *cur, int ovr
 	if (r->id[0])
 		say(MORE, " after new_id \"%s\"", r->id);
 	if (rb)
-		say(LOG_ERR, "; rollback to %s failed at %s: %e", drv_or_none(now), rb, rerr);
+		say(LOG_ERR, rollback_failed, drv_or_none(now), rb, rerr);
 	else
 		say(LOG_ERR, r->orig[0] ? "; back on %s" : now[0] ? "; now on %s" : "; left unbound", now);
 	r->state = FAILED;
@@ -504,8 +506,10 @@ void rule_undo(struct rule *r)
 {
 	const char *step = rollback(r, 1);
 
-	if (step)
-		say(LOG_ERR, "%r: rollback to %s failed at %s: %e", r, drv_or_none(r->orig), step, errno);
+	if (step) {
+		say(MORE, "%r: ", r);
+		say(LOG_ERR, rollback_failed + 2, drv_or_none(r->orig), step, errno);
+	}
 	r->state = FAILED;
 }
 

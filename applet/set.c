@@ -81,6 +81,8 @@ static int member_add(const char *dev, void *ctx)
 	copy(r->s.dev, dev);
 	r->s.set = 0;
 	r->set = idx;
+	/* The set's `asked' says it was looked at: the member has asked no modprobe yet. */
+	r->asked = 0;
 	/* The set says one line for them all. */
 	r->quiet = 1;
 	c->n++;

@@ -118,16 +118,17 @@ static void place_take(void)
 }
 
 /*
- * Applies rules again, until `until' (rule_arm). ALL: every rule (the
- * start, SIGHUP). Else those that are not waiting already and that a
+ * Applies rules again, each with the whole timeout from now (rule_arm).
+ * ALL: every rule (the start, SIGHUP). Else those that are not waiting already and that a
  * uevent names (name), or all (NULL: events were lost); one that failed
  * only on an add (ADD) of its device or driver, not on the bind and
  * unbind its own rollback made, which would start it over and over.
  */
 enum { BOUND, ADD, ALL };
 
-static void rules_arm(long long until, const char *name, int how)
+static void rules_arm(const char *name, int how)
 {
+	long long until = now_ms() + conf.timeout * 1000LL;
 	struct rule *r;
 
 	/* A set looks again at any add: the device may be one it takes. */
@@ -156,7 +157,7 @@ static void follow_event(char *buf, size_t n)
 	for (name = devpath; *devpath; devpath++)
 		if (*devpath == '/')
 			name = devpath + 1;
-	rules_arm(now_ms() + conf.timeout * 1000LL, name, *action == 'a' ? ADD : BOUND);
+	rules_arm(name, *action == 'a' ? ADD : BOUND);
 }
 
 /*
@@ -196,7 +197,7 @@ static void uevent_wait(long long until, int soon)
 		 * every rule again.
 		 */
 		if (n < 0 && errno == ENOBUFS && flag[FOLLOW])
-			rules_arm(now_ms() + conf.timeout * 1000LL, NULL, ADD);
+			rules_arm(NULL, ADD);
 		if (n < 0 && errno == ENOBUFS)
 			continue;
 		if (n < 0)
@@ -233,7 +234,7 @@ static int rules_run(void)
 	int i, pending, soon, failed = 0, forked = 0;
 
 	log_batch(1);
-	rules_arm(now_ms() + conf.timeout * 1000LL, NULL, ALL);
+	rules_arm(NULL, ALL);
 	for (i = 0; i < conf.nrules; i++)
 		rules[i].quiet = 0;
 	for (;;) {
@@ -278,7 +279,7 @@ static int rules_run(void)
 		if (got & 1U << SIGHUP) {
 			got &= ~(1U << SIGHUP);
 			rules_reload();
-			rules_arm(now_ms() + conf.timeout * 1000LL, NULL, ALL);
+			rules_arm(NULL, ALL);
 		}
 	}
 	/*

@@ -408,6 +408,18 @@ _fake_devrel() {
 	return 1
 }
 
+# driver_registers B NAME [ARGS...]: a driver registers with its bind file
+# in place, then its add uevent. (The kernel shows the directory a moment
+# before bind; that window has a test of its own in wait.bats.)
+driver_registers() {
+	local real=$FAKE
+	FAKE=$real/stage fake_driver "$@" || return 1
+	fake_bus "$1"
+	fake_ns sh -c 'mv -T "$1" "$2" && exec "$3" add "$4" SUBSYSTEM=drivers' - \
+		"$real/stage/back/bus/$1/drivers/$2" "$real/back/bus/$1/drivers/$2" \
+		"$UEVENT" "/bus/$1/drivers/$2"
+}
+
 # fake_device B ID [path=DIR] [driver=D] [override] [vendor=0x8086 device=0x100e]
 #   [idVendor=8086 idProduct=100e] [class=08] [parent=ID] [noauth]
 #   [pciclass=0x020000] [boot_vga=0] [group=N]

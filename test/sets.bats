@@ -161,6 +161,22 @@ gpu_slot() {
 	assert_driver pci 0000:01:00.1 pci-stub
 }
 
+@test "a set whose driver is missing asks modprobe for it once, holds its devices, and takes them when it comes" {
+	fake_driver pci nouveau 'match=*'
+	fake_driver pci snd_hda_intel 'match=*'
+	fake_device pci 0000:01:00.0 driver=nouveau override
+	fake_device pci 0000:01:00.1 driver=snd_hda_intel override
+	fake_device pci 0000:01:00.2 override
+	fake_later 1.1 driver_registers pci vfio-pci
+	run drvbind -t 5 "pci/0000:01:00.*:vfio-pci"
+	[ "$status" -eq 0 ]
+	assert_output_is "drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 0000:01:00.2 on vfio-pci"
+	run cat "$FAKE/modprobe.log"
+	assert_output_is "modprobe -q -- vfio-pci"
+	assert_driver pci 0000:01:00.0 vfio-pci
+	assert_driver pci 0000:01:00.2 vfio-pci
+}
+
 @test "a rule of a device's own wins over a set that also matches it" {
 	gpu_slot
 	fake_driver pci pci-stub 'match=*'

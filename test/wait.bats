@@ -28,17 +28,6 @@ device_appears() {
 		"$UEVENT" "$FAKE_DEVPATH" "$1"
 }
 
-# A driver registers with its bind file in place. (The kernel shows the
-# directory a moment before bind; that window has a test of its own.)
-driver_registers() {
-	local real=$FAKE
-	FAKE=$real/stage fake_driver "$@" || return 1
-	fake_bus "$1"
-	fake_ns sh -c 'mv -T "$1" "$2" && exec "$3" add "$4" SUBSYSTEM=drivers' - \
-		"$real/stage/back/bus/$1/drivers/$2" "$real/back/bus/$1/drivers/$2" \
-		"$UEVENT" "/bus/$1/drivers/$2"
-}
-
 # pci-stub registers; what the device's driver_override said just before
 # is kept, so a test can tell whether the device was held for it.
 driver_arrives() {
@@ -123,6 +112,25 @@ drvbind_no_m() {
 	$E1000_DEV/driver_override pci-stub -> ok
 	bus/pci/drivers/pci-stub/bind $E1000 -> ok
 	EOF
+}
+
+@test "rules waiting for the same missing driver ask modprobe for it once between them" {
+	local d
+	fake_driver pci e1000 'match=*'
+	for d in 0000:00:03.0 0000:00:04.0 0000:00:05.0 0000:00:06.0; do
+		fake_device pci "$d" driver=e1000 override
+	done
+	fake_later 1.1 driver_registers pci pci-stub
+	run drvbind -t 5 pci/0000:00:03.0:pci-stub pci/0000:00:04.0:pci-stub pci/0000:00:05.0:pci-stub \
+		pci/0000:00:06.0:nosuch
+	[ "$status" -eq 1 ]
+	# a boot with a rule a device for 64 devices would start 64 at once
+	run sort "$FAKE/modprobe.log"
+	assert_output_is "modprobe -q -- nosuch
+modprobe -q -- pci-stub"
+	for d in 0000:00:03.0 0000:00:04.0 0000:00:05.0; do
+		assert_driver pci "$d" pci-stub
+	done
 }
 
 @test "a device on its native driver is left there while its new driver loads, then moved" {
