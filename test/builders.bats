@@ -244,6 +244,24 @@ inittab_follows() {
 	return 1
 }
 
+# replugged STEP DEV DRIVER ERE KMSG...: in the real root, after
+# inittab's follower took over (inittab_follows), the step's replug of DEV
+# (BUS/ID): DEV went away (STEP.removed), each KMSG line is in the kernel
+# log, DEV ended on DRIVER (or none), and every line drvbind wrote in the
+# step matches ERE (only).
+replugged() {
+	local step=$1 dev=$2 drv=$3 ere=$4 line
+	shift 4
+	booted itools-follow
+	inittab_follows
+	has itools-follow "$step.removed" "$dev absent"
+	for line; do
+		has itools-follow "$step.kmsg" "$line"
+	done
+	has itools-follow "$step.link" "$dev $drv"
+	only "$step" "$ere"
+}
+
 @test "booted from the mkinitramfs image with drvbind.follow=1, the child drvbind -b leaves is a follower, alive with the rules held when the real root's busybox init starts" {
 	booted itools-follow
 	has itools-follow start.init /bin/busybox
@@ -285,17 +303,15 @@ inittab_follows() {
 }
 
 @test "in the real root, 0000:00:05.0 removed and rescanned in ends on pci-stub again, through inittab's follower's driver_override" {
-	booted itools-follow
-	inittab_follows
-	has itools-follow rescan.removed "pci/0000:00:05.0 absent"
-	has itools-follow rescan.kmsg "<6>pci 0000:00:05.0: [8086:100e] type 00 class 0x020000"
-	has itools-follow rescan.link "pci/0000:00:05.0 pci-stub"
+	# drvbind's moves: held before the bus probed the new device (none),
+	# or taken from e1000; on the remove the follower may bind the going
+	# device once more
+	replugged rescan pci/0000:00:05.0 pci-stub \
+		"<14>drvbind: pci/0000:00:05\.0: (none|e1000) -> pci-stub" \
+		"<6>pci 0000:00:05.0: [8086:100e] type 00 class 0x020000" \
+		"<6>pci-stub 0000:00:05.0: claimed by stub"
 	# a device the rescan made has no override: this one is the follower's
 	has itools-follow rescan.override "pci/0000:00:05.0 pci-stub"
-	has itools-follow rescan.kmsg "<6>pci-stub 0000:00:05.0: claimed by stub"
-	# held before the bus probed the new device (none), or taken from
-	# e1000; on the remove the follower may bind the going device once more
-	only rescan "<14>drvbind: pci/0000:00:05\.0: (none|e1000) -> pci-stub"
 	# its last move came after the bus added the new device
 	awk '/^rescan\.kmsg .*\[8086:100e\]/ { added = NR } /^rescan\.kmsg <[0-9]*>drvbind: / { moved = NR }
 		END { exit !(added && moved > added) }' "$OUT/itools-follow/results" ||
@@ -303,18 +319,15 @@ inittab_follows() {
 }
 
 @test "in the real root, the stick's interface made anew by authorized 0 and 1 and probed by usb-storage ends without a driver and with authorized 0, from inittab's follower" {
-	booted itools-follow
-	inittab_follows
-	has itools-follow reenum.removed "usb/2-1:1.0 absent"
-	has itools-follow reenum.kmsg "<6>usb 2-1: authorized to connect"
-	has itools-follow reenum.kmsg "<6>usb-storage 2-1:1.0: USB Mass Storage device detected"
-	has itools-follow reenum.link "usb/2-1:1.0 none"
+	# drvbind's one move: authorized 0, written while usb-storage probes,
+	# waits for the probe and then unbinds it: a look before the probe
+	# bound it saw the interface as its rule wants, and says nothing
+	replugged reenum usb/2-1:1.0 none \
+		"<14>drvbind: usb/2-1:1\.0: usb-storage -> none" \
+		"<6>usb 2-1: authorized to connect" \
+		"<6>usb-storage 2-1:1.0: USB Mass Storage device detected"
 	# a new interface is authorized: its 0 is the follower's
 	has itools-follow reenum.authorized "usb/2-1:1.0 0"
-	# authorized 0, written while usb-storage probes, waits for the probe
-	# and then unbinds it: a look before the probe bound it saw the
-	# interface as its rule wants, and says nothing
-	only reenum "<14>drvbind: usb/2-1:1\.0: usb-storage -> none"
 	has itools-follow reenum.link "pci/0000:00:05.0 pci-stub"
 	has itools-follow reenum.link "pci/0000:00:06.0 none"
 }

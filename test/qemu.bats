@@ -800,6 +800,44 @@ vfio_as_booted() {
 	vfio_node "$1.before" 0000:00:07.0 absent
 }
 
+# vfio_case RUN STATUS "MEMBER..." LINE...: RUN of the vfio boot, from the
+# machine as booted (vfio_as_booted), where drvbind exits STATUS with each
+# LINE in the kernel log (RUN.dmesg). After it each MEMBER (none: "") is on
+# vfio-pci, held there by driver_override, every other e1000 is untouched,
+# the bridge is still on none with no override, and a group has its node
+# when it holds a MEMBER, and only then.
+vfio_case() {
+	local run=$1 st=$2 line d held=" "
+	local -a members others=()
+	read -ra members <<<"$3"
+	shift 3
+	booted vfio
+	vfio_as_booted "$run"
+	status_is vfio "$run" "$st"
+	for line; do
+		has vfio "$run.dmesg" "$line"
+	done
+	vfio_links "$run" vfio-pci "${members[@]}"
+	for d in "${members[@]}"; do
+		has vfio "$run.override" "pci/$d vfio-pci"
+		held+="$(vfio_group "$d") "
+	done
+	for d in 0000:00:05.0 0000:00:05.1 0000:00:06.0 0000:00:07.0; do
+		[[ " ${members[*]} " == *" $d "* ]] || others+=("$d")
+	done
+	vfio_untouched "$run" "${others[@]}"
+	has vfio "$run.link" "pci/0000:00:07.1 none"
+	has vfio "$run.override" "pci/0000:00:07.1 (null)"
+	# one device of each group: slot 5's, 06.0's, slot 7's
+	for d in 0000:00:05.0 0000:00:06.0 0000:00:07.0; do
+		if [[ $held == *" $(vfio_group "$d") "* ]]; then
+			vfio_node "$run" "$d" present
+		else
+			vfio_node "$run" "$d" absent
+		fi
+	done
+}
+
 @test "q35's emulated IOMMU puts both e1000 functions of slot 5 in one group, the lone e1000 in its own, and a bridge in its slot's group" {
 	booted vfio
 	has vfio boot.id "pci/0000:00:05.0 0x8086 0x100e 0x020000"
@@ -843,17 +881,9 @@ vfio_as_booted() {
 }
 
 @test "vfio-pci for real: with e1000 bound before drvbind, per-device rules move both functions of the group e1000 -> vfio-pci, making /dev/vfio/GROUP" {
-	booted vfio
-	vfio_as_booted bound
-	status_is vfio bound 0
-	has vfio bound.dmesg "<14>drvbind: pci/0000:00:05.0: e1000 -> vfio-pci"
-	has vfio bound.dmesg "<14>drvbind: pci/0000:00:05.1: e1000 -> vfio-pci"
-	vfio_links bound vfio-pci 0000:00:05.0 0000:00:05.1
-	has vfio bound.override "pci/0000:00:05.0 vfio-pci"
-	has vfio bound.override "pci/0000:00:05.1 vfio-pci"
-	vfio_node bound 0000:00:05.0 present
-	vfio_untouched bound 0000:00:06.0 0000:00:07.0
-	vfio_node bound 0000:00:06.0 absent
+	vfio_case bound 0 "0000:00:05.0 0000:00:05.1" \
+		"<14>drvbind: pci/0000:00:05.0: e1000 -> vfio-pci" \
+		"<14>drvbind: pci/0000:00:05.1: e1000 -> vfio-pci"
 }
 
 @test "vfio-pci for real: a second run with per-device rules takes both functions back to e1000, after either move, and vfio removes /dev/vfio/GROUP" {
@@ -877,18 +907,12 @@ vfio_as_booted() {
 }
 
 @test "vfio-pci for real refuses a PCI bridge (EINVAL): per-device rules for a bridge and its slot's e1000 fail the bridge alone, the e1000 stays on vfio-pci, exit 1" {
-	booted vfio
-	vfio_as_booted eachfail
-	status_is vfio eachfail 1
-	has vfio eachfail.dmesg "<4>vfio-pci: probe of 0000:00:07.1 failed with error -22"
-	has vfio eachfail.dmesg "<11>drvbind: pci/0000:00:07.1: none -> vfio-pci failed at bind: Invalid argument; left unbound"
-	has vfio eachfail.link "pci/0000:00:07.1 none"
-	has vfio eachfail.override "pci/0000:00:07.1 (null)"
-	# each rule stands alone: what a set of the two must not leave
-	has vfio eachfail.dmesg "<14>drvbind: pci/0000:00:07.0: e1000 -> vfio-pci"
-	vfio_links eachfail vfio-pci 0000:00:07.0
-	vfio_node eachfail 0000:00:07.0 present
-	vfio_untouched eachfail 0000:00:05.0 0000:00:05.1 0000:00:06.0
+	# each rule stands alone: 07.0 stays moved, what a set of the two
+	# must not leave
+	vfio_case eachfail 1 0000:00:07.0 \
+		"<4>vfio-pci: probe of 0000:00:07.1 failed with error -22" \
+		"<11>drvbind: pci/0000:00:07.1: none -> vfio-pci failed at bind: Invalid argument; left unbound" \
+		"<14>drvbind: pci/0000:00:07.0: e1000 -> vfio-pci"
 }
 
 # Device sets (drvbind(8), Device sets), each run of the vfio boot with
@@ -905,65 +929,35 @@ vfio_as_booted() {
 #            the whole set
 
 @test "device sets: a wildcard, pci/0000:00:05.*, moves every function of the slot to vfio-pci and nothing else, making /dev/vfio/GROUP" {
-	booted vfio
-	vfio_as_booted slot
-	status_is vfio slot 0
-	vfio_links slot vfio-pci 0000:00:05.0 0000:00:05.1
-	has vfio slot.dmesg "<14>drvbind: pci/0000:00:05.*: 0000:00:05.0 0000:00:05.1 on vfio-pci"
-	vfio_node slot 0000:00:05.0 present
-	vfio_untouched slot 0000:00:06.0 0000:00:07.0
-	vfio_node slot 0000:00:06.0 absent
+	vfio_case slot 0 "0000:00:05.0 0000:00:05.1" \
+		"<14>drvbind: pci/0000:00:05.*: 0000:00:05.0 0000:00:05.1 on vfio-pci"
 }
 
 @test "device sets: pci/0000:00:05.0,iommu_group moves the device and the rest of its IOMMU group to vfio-pci, making /dev/vfio/GROUP" {
-	booted vfio
-	vfio_as_booted group
-	status_is vfio group 0
-	vfio_links group vfio-pci 0000:00:05.0 0000:00:05.1
-	has vfio group.dmesg "<14>drvbind: pci/0000:00:05.0,iommu_group: 0000:00:05.0 0000:00:05.1 on vfio-pci"
-	vfio_node group 0000:00:05.0 present
-	vfio_untouched group 0000:00:06.0 0000:00:07.0
-	vfio_node group 0000:00:06.0 absent
+	vfio_case group 0 "0000:00:05.0 0000:00:05.1" \
+		"<14>drvbind: pci/0000:00:05.0,iommu_group: 0000:00:05.0 0000:00:05.1 on vfio-pci"
 }
 
 @test "device sets: selected by vendor and device (8086:100e) with their groups, the slot-5 functions go to vfio-pci and the 8086:100f e1000s stay" {
-	booted vfio
-	vfio_as_booted attrs
-	status_is vfio attrs 0
-	vfio_links attrs vfio-pci 0000:00:05.0 0000:00:05.1
-	has vfio attrs.dmesg "<14>drvbind: pci/vendor=0x8086,device=0x100e,iommu_group: 0000:00:05.0 0000:00:05.1 on vfio-pci"
-	vfio_node attrs 0000:00:05.0 present
-	vfio_untouched attrs 0000:00:06.0 0000:00:07.0
-	vfio_node attrs 0000:00:06.0 absent
-	vfio_node attrs 0000:00:07.0 absent
+	vfio_case attrs 0 "0000:00:05.0 0000:00:05.1" \
+		"<14>drvbind: pci/vendor=0x8086,device=0x100e,iommu_group: 0000:00:05.0 0000:00:05.1 on vfio-pci"
 }
 
 @test "device sets: an IOMMU group that holds a PCI bridge moves its e1000 to vfio-pci and leaves the bridge alone" {
-	booted vfio
-	vfio_as_booted bridged
-	status_is vfio bridged 0
-	vfio_links bridged vfio-pci 0000:00:07.0
-	has vfio bridged.dmesg "<14>drvbind: pci/0000:00:07.0,iommu_group: 0000:00:07.0 on vfio-pci"
-	has vfio bridged.link "pci/0000:00:07.1 none"
-	has vfio bridged.override "pci/0000:00:07.1 (null)"
-	vfio_node bridged 0000:00:07.0 present
-	vfio_untouched bridged 0000:00:05.0 0000:00:05.1 0000:00:06.0
+	# the set is 07.0 alone: vfio_case checks the bridge stays on none
+	vfio_case bridged 0 0000:00:07.0 \
+		"<14>drvbind: pci/0000:00:07.0,iommu_group: 0000:00:07.0 on vfio-pci"
 }
 
 @test "device sets: vfio-pci refusing one member (the slot's bridge, EINVAL) puts the whole set back, the e1000 on e1000, exit 1" {
-	booted vfio
-	vfio_as_booted setfail
-	status_is vfio setfail 1
-	# the kernel refused the bridge: the failure is real, not drvbind's guess
-	has vfio setfail.dmesg "<4>vfio-pci: probe of 0000:00:07.1 failed with error -22"
-	has vfio setfail.dmesg "<11>drvbind: pci/0000:00:07.1: none -> vfio-pci failed at bind: Invalid argument; left unbound"
-	has vfio setfail.dmesg "<11>drvbind: pci/0000:00:07.*: set failed; as before: 0000:00:07.0 0000:00:07.1"
+	# no member is left on vfio-pci; the kernel refused the bridge: the
+	# failure is real, not drvbind's guess
+	vfio_case setfail 1 "" \
+		"<4>vfio-pci: probe of 0000:00:07.1 failed with error -22" \
+		"<11>drvbind: pci/0000:00:07.1: none -> vfio-pci failed at bind: Invalid argument; left unbound" \
+		"<11>drvbind: pci/0000:00:07.*: set failed; as before: 0000:00:07.0 0000:00:07.1"
 	# 07.0 comes before 07.1: it had moved, and e1000 probed it again
 	has_re vfio setfail.dmesg "<6>e1000 0000:00:07\.0 eth[0-9]+: Intel\(R\) PRO/1000 Network Connection"
-	vfio_untouched setfail 0000:00:07.0 0000:00:05.0 0000:00:05.1 0000:00:06.0
-	has vfio setfail.link "pci/0000:00:07.1 none"
-	has vfio setfail.override "pci/0000:00:07.1 (null)"
-	vfio_node setfail 0000:00:07.0 absent
 }
 
 # The kernel matrix: the pci boot and the two timing boots again on
