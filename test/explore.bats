@@ -22,9 +22,11 @@
 # /proc/net/netlink what waits on its uevent socket; the network
 # namespace belongs to a user namespace of its own, so the kernel's own
 # uevents (any FUSE mount on the machine) do not wake it. Nothing waits a
-# fixed time. The fake has no hot-unplug verb but its fault action, so
-# ex_step unplugs in the kernel's order itself: the driver released (an
-# unbind uevent), the links, the remove uevent, the directory.
+# fixed time. The fake's own hot-unplug (its fault action, fake_ctl
+# unplug) is all at once, so ex_step unplugs in the kernel's order one
+# step at a time, the steps fake_unplug makes in one go: the driver
+# released (an unbind uevent), the links, the remove uevent, the
+# directory.
 #
 # Each (kind, rule, sequence, k, order) asserts drvbind's exit status,
 # the device's final driver and drvbind's messages, exactly, as expect
@@ -243,7 +245,7 @@ _ex_next() {
 # ex_step STEP: one step; EX_SENT=1 when it sent a uevent into the
 # namespace, which is what wakes drvbind
 ex_step() {
-	local bound=0 d
+	local bound=0
 	[[ -L $FAKE/back/$DEV/driver ]] && bound=1
 	EX_SENT=0
 	case $1 in
@@ -254,23 +256,15 @@ ex_step() {
 	tgt:all) fake_register "$BUS" "$TGT" "${TGTARGS[@]}" ;;
 	tgt:*) _ex_next register "$BUS" "$TGT" "${1#*:}" "${TGTARGS[@]}" ;;
 	natgo:*) _ex_next unregister "$BUS" "$NAT" "${1#*:}" ;;
-	release)
-		# device_release_driver: nothing when no driver has it
-		ex_drv
-		if [[ -n $EX_DRV ]]; then
-			rm "$FAKE/back/$DEV/driver" "$FAKE/back/bus/$BUS/drivers/$EX_DRV/$ID" &&
-				fake_uevent unbind "/$DEV" "SUBSYSTEM=$BUS"
-		fi
-		;;
+	# fake_plug's steps (dev, add, probe) above, fake_unplug's here, one
+	# at a time in ex_seq's order
+	release) fake_release "$BUS" "$ID" "$DEV" ;;
 	unlink) rm "$FAKE/back/$DEV/subsystem" "$FAKE/back/bus/$BUS/devices/$ID" ;;
 	remove) fake_uevent remove "/$DEV" "SUBSYSTEM=$BUS" ;;
 	rmdir) rm -r "$FAKE/back/$DEV" ;;
-	parentgo)
-		d=devices/pci0000:00/0000:00:1d.7/usb1/1-1
-		rm "$FAKE/back/$d/subsystem" "$FAKE/back/bus/usb/devices/1-1" &&
-			fake_uevent remove "/$d" SUBSYSTEM=usb &&
-			rm -r "$FAKE/back/$d"
-		;;
+	# the USB device, which no driver holds here: its links, its remove
+	# uevent, its directory
+	parentgo) fake_unplug usb 1-1 ;;
 	parentcome)
 		fake_device usb 1-1 idVendor=0781 idProduct=5567 &&
 			fake_uevent add "$FAKE_DEVPATH" SUBSYSTEM=usb

@@ -24,14 +24,7 @@ follow() {
 
 # follow_ready: the first pass is over: the follower has its signalfd
 follow_ready() {
-	local i f
-	for ((i = 0; i < 500; i++)); do
-		for f in /proc/"$FOLLOW_PID"/fd/*; do
-			[[ $(readlink "$f" 2>/dev/null) == *signalfd* ]] && return 0
-		done
-		kill -0 "$FOLLOW_PID" 2>/dev/null || break
-		sleep 0.01
-	done
+	wait_signalfd "$FOLLOW_PID" && return 0
 	echo "drvbind -f did not start following; it said:"
 	cat "$FAKE/follow.out"
 	return 1
@@ -42,6 +35,19 @@ follow_end() {
 	kill -TERM "$FOLLOW_PID"
 	FOLLOW_STATUS=0
 	wait "$FOLLOW_PID" || FOLLOW_STATUS=$?
+}
+
+# follow_said [TEXT] (or stdin): follow_end, with status 0, and what the
+# follower said is TEXT exactly
+follow_said() {
+	follow_end
+	if ((FOLLOW_STATUS)); then
+		echo "status $FOLLOW_STATUS; drvbind said:"
+		cat "$FAKE/follow.out"
+		return 1
+	fi
+	run cat "$FAKE/follow.out"
+	assert_output_is "$@"
 }
 
 # stopped CMD...: CMD with drvbind stopped, so that it wakes on the state
@@ -67,48 +73,20 @@ until_driver() {
 	return 1
 }
 
-# _release B ID DEV: device_release_driver, when a driver has the device
-_release() {
-	local drv
-	drv=$(readlink "$FAKE/back/$3/driver") || return 0
-	drv=${drv##*/}
-	rm "$FAKE/back/$3/driver" "$FAKE/back/bus/$1/drivers/$drv/$2"
-	fake_uevent unbind "/$3" "SUBSYSTEM=$1"
-}
-
-# unplug B ID: a PCI remove (pci_stop_dev, then device_del) in the
-# kernel's order: the driver released (an unbind uevent), the links, the
-# driver released again (bus_remove_device: one may have bound it
-# meanwhile), the remove uevent, the directory
-unplug() {
-	local dev
-	dev=$(readlink "$FAKE/back/bus/$1/devices/$2") && dev=devices/${dev##*../devices/}
-	_release "$1" "$2" "$dev"
-	rm "$FAKE/back/$dev/subsystem" "$FAKE/back/bus/$1/devices/$2"
-	_release "$1" "$2" "$dev"
-	fake_uevent remove "/$dev" "SUBSYSTEM=$1"
-	rm -r "${FAKE:?}/back/$dev"
-}
-
-# plug B ID ARGS...: device_add: the directory and its attributes, the
-# add uevent, then the bus's probe (the native driver's bind uevent)
-plug() {
-	fake_device "$@"
-	fake_uevent add "$FAKE_DEVPATH" "SUBSYSTEM=$1"
-	fake_ctl probe "$1" "$2"
+# replug B ID [fake_device's ARGs...]: fake_unplug, then fake_plug, each
+# with the follower stopped
+replug() {
+	stopped fake_unplug "$1" "$2"
+	stopped fake_plug "$@"
 }
 
 @test "a follower moves a PCI device again after a remove and a rescan give it back to its native driver" {
 	pci_stub_setup
 	follow "pci/$E1000:pci-stub"
 	until_driver pci "$E1000" pci-stub
-	stopped unplug pci "$E1000"
-	stopped plug pci "$E1000" override
+	replug pci "$E1000" override
 	until_driver pci "$E1000" pci-stub
-	follow_end
-	[ "$FOLLOW_STATUS" -eq 0 ] || { echo "status $FOLLOW_STATUS"; cat "$FAKE/follow.out"; false; }
-	run cat "$FAKE/follow.out"
-	assert_output_is <<-EOF
+	follow_said <<-EOF
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	EOF
@@ -127,10 +105,7 @@ plug() {
 	fake_unregister pci e1000
 	fake_register pci e1000 'match=*'
 	assert_driver pci "$E1000" pci-stub
-	follow_end
-	[ "$FOLLOW_STATUS" -eq 0 ]
-	run cat "$FAKE/follow.out"
-	assert_output_is <<-EOF
+	follow_said <<-EOF
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	drvbind: pci/$E1000: none -> pci-stub
 	EOF
@@ -143,13 +118,10 @@ plug() {
 	follow "usb/$USB_IF:none"
 	until_driver usb "$USB_IF" none
 	# authorized 0 then 1 on 1-1: its interfaces go and come back, probed
-	stopped unplug usb "$USB_IF"
-	stopped plug usb "$USB_IF" parent=1-1 class=08
+	replug usb "$USB_IF" parent=1-1 class=08
 	until_driver usb "$USB_IF" none
 	[ "$(cat "$SYS/bus/usb/devices/$USB_IF/authorized")" = 0 ]
-	follow_end
-	run cat "$FAKE/follow.out"
-	assert_output_is <<-EOF
+	follow_said <<-EOF
 	drvbind: usb/$USB_IF: usb-storage -> none
 	drvbind: usb/$USB_IF: usb-storage -> none
 	EOF
@@ -164,15 +136,11 @@ plug() {
 	sleep 0.5
 	# one try: the rollback's bind of e1000 did not start it again
 	[ "$(grep -c "vfio-pci/bind" "$FAKE/log")" -eq 1 ]
-	stopped unplug pci "$E1000"
-	stopped plug pci "$E1000" override
+	replug pci "$E1000" override
 	until_driver pci "$E1000" e1000
 	sleep 0.5
 	[ "$(grep -c "vfio-pci/bind" "$FAKE/log")" -eq 2 ]
-	follow_end
-	[ "$FOLLOW_STATUS" -eq 0 ]
-	run cat "$FAKE/follow.out"
-	assert_output_is <<-EOF
+	follow_said <<-EOF
 	drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; back on e1000
 	drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; back on e1000
 	EOF
@@ -190,10 +158,7 @@ plug() {
 	fake_conf "pci/$E1000:none"
 	kill -HUP "$FOLLOW_PID"
 	until_driver pci "$E1000" none
-	follow_end
-	[ "$FOLLOW_STATUS" -eq 0 ]
-	run cat "$FAKE/follow.out"
-	assert_output_is <<-EOF
+	follow_said <<-EOF
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	drvbind: pci/$E1000: pci-stub -> none
 	EOF
@@ -213,9 +178,7 @@ plug() {
 	fake_ns "$UEVENT" -n 2000 change /devices/virtual/misc/burst "PAD=$(printf '%01000d' 0)"
 	kill -CONT "$FOLLOW_PID"
 	until_driver pci "$E1000" pci-stub
-	follow_end
-	run cat "$FAKE/follow.out"
-	assert_output_is <<-EOF
+	follow_said <<-EOF
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	EOF
@@ -244,33 +207,17 @@ fds_of() {
 	echo "${#f[@]}"
 }
 
-# nap: a millisecond, without a fork (a read from a pipe no one writes)
-nap() {
-	read -r -t 0.001 -u "$ZZ" _ || :
-}
-
-# idle: without a fork, the follower sleeps in ppoll() with nothing left
-# to read on its uevent socket (its line in /proc/net/netlink, found by
-# the socket's inode), so that it has done with every event so far
+# idle: without a fork (but the first time, for the socket), the follower
+# sleeps in ppoll() with nothing left to read on its uevent socket
+# (fake_idle), so that it has done with every event so far
 idle() {
-	local i f ino=${FOLLOW_INO-} w=() wchan
-	if [[ -z $ino ]]; then
-		for f in /proc/"$FOLLOW_PID"/fd/*; do
-			f=$(readlink "$f")
-			[[ $f == socket:* ]] && ino=${f//[^0-9]/} && break
-		done
-		FOLLOW_INO=$ino
+	if [[ -z ${FOLLOW_INO-} ]]; then
+		FOLLOW_INO=$(fake_nlsock "$FOLLOW_PID") || {
+			echo "the follower has no uevent socket"
+			return 1
+		}
 	fi
-	for ((i = 0; i < 5000; i++)); do
-		read -r wchan <"/proc/$FOLLOW_PID/wchan" || :
-		if [[ $wchan == *poll* ]]; then
-			while read -r -a w; do
-				[[ ${w[9]} == "$ino" ]] && break
-			done <"/proc/$FOLLOW_PID/net/netlink"
-			[[ ${w[9]} == "$ino" && ${w[4]} == 0 ]] && return 0
-		fi
-		nap
-	done
+	fake_idle "$FOLLOW_PID" "$FOLLOW_INO" && return 0
 	echo "the follower never went idle"
 	return 1
 }
@@ -283,8 +230,9 @@ until_on() {
 }
 
 @test "a follower keeps its rule through ${FOLLOW_CYCLES:-1000} replugs and ${FOLLOW_CYCLES:-1000} driver reloads, with unrelated uevents, overflows and SIGHUPs between them, in the same memory and files" {
-	local n=${FOLLOW_CYCLES:-1000} i rss0 fds0 sw0 sw1 events rss fds ctl=$SYS/.fake_ctl
-	exec {ZZ}<> <(:)
+	local n=${FOLLOW_CYCLES:-1000} i rss0 fds0 sw0 sw1 events rss fds
+	# fake_nap's pipe, opened now: not by the loop's first nap
+	fake_nap 0
 	pci_stub_setup
 	fake_conf "pci/$E1000:pci-stub"
 	follow
@@ -302,13 +250,13 @@ until_on() {
 	# uevents between cycles; the follower is let finish each step (a
 	# replug in the middle of a move is explore.bats's)
 	for ((i = 1; i <= n; i++)); do
-		printf 'unplug pci %s' "$E1000" >"$ctl"
+		fake_ctl unplug pci "$E1000"
 		idle
-		printf 'replug pci %s' "$E1000" >"$ctl"
+		fake_ctl replug pci "$E1000"
 		until_on pci "$E1000" pci-stub || { echo "replug $i"; return 1; }
-		printf 'rmmod pci pci-stub' >"$ctl"
+		fake_ctl rmmod pci pci-stub
 		idle
-		printf 'insmod pci pci-stub' >"$ctl"
+		fake_ctl insmod pci pci-stub
 		until_on pci "$E1000" pci-stub || { echo "reload $i"; return 1; }
 		((i % 10)) || fake_uevent add /devices/virtual/misc/other SUBSYSTEM=misc
 		((i % 100)) || fake_ns "$UEVENT" -n 2000 change /devices/virtual/misc/burst "PAD=$(printf '%01000d' 0)"
@@ -348,8 +296,7 @@ until_on() {
 	FOLLOW_PID=$(pgrep -f -- "-k $FAKE/cmdline")
 	echo "$FOLLOW_PID" >>"$FAKE/pids"
 	follow_ready
-	stopped unplug pci "$E1000"
-	stopped plug pci "$E1000" override
+	replug pci "$E1000" override
 	until_driver pci "$E1000" pci-stub
 	kill -TERM "$FOLLOW_PID"
 	for ((i = 0; i < 500; i++)); do
@@ -393,8 +340,7 @@ until_on() {
 	EOF
 	# the second one follows: a replug goes to its rule's driver
 	fake_driver pci vfio-pci 'match=*'
-	stopped unplug pci "$E1000"
-	stopped plug pci "$E1000" override
+	replug pci "$E1000" override
 	until_driver pci "$E1000" vfio-pci
 	follow_end
 	[ "$FOLLOW_STATUS" -eq 0 ]
@@ -408,12 +354,9 @@ until_on() {
 	follow -t 1 "pci/$E1000:pci-stub"
 	[ ! -e "$SYS/bus/pci/devices/$E1000" ]
 	sleep 1.5
-	stopped plug pci "$E1000" override
+	stopped fake_plug pci "$E1000" override
 	until_driver pci "$E1000" pci-stub
-	follow_end
-	[ "$FOLLOW_STATUS" -eq 0 ]
-	run cat "$FAKE/follow.out"
-	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub"
+	follow_said "drvbind: pci/$E1000: e1000 -> pci-stub"
 }
 
 # runit (or s6) runs the follower from the one-file service directory
@@ -452,8 +395,7 @@ until_on() {
 	}
 	sv_pid
 	until_driver pci "$E1000" pci-stub
-	stopped unplug pci "$E1000"
-	stopped plug pci "$E1000" override
+	replug pci "$E1000" override
 	until_driver pci "$E1000" pci-stub
 	fake_conf "pci/$E1000:pci-stub" "pci/0000:00:03.0:pci-stub"
 	sv hup "$svc"
@@ -461,8 +403,7 @@ until_on() {
 	first=$FOLLOW_PID
 	kill -KILL "$first"
 	sv_pid "$first"
-	stopped unplug pci "$E1000"
-	stopped plug pci "$E1000" override
+	replug pci "$E1000" override
 	until_driver pci "$E1000" pci-stub
 	run sv -w 5 down "$svc"
 	[ "$status" -eq 0 ]
@@ -492,15 +433,11 @@ until_on() {
 	fake_device pci 0000:01:00.0 driver=e1000 override
 	follow "pci/0000:01:00.*:pci-stub"
 	until_driver pci 0000:01:00.0 pci-stub
-	stopped plug pci 0000:01:00.1 override
+	stopped fake_plug pci 0000:01:00.1 override
 	until_driver pci 0000:01:00.1 pci-stub
-	stopped unplug pci 0000:01:00.0
-	stopped plug pci 0000:01:00.0 override
+	replug pci 0000:01:00.0 override
 	until_driver pci 0000:01:00.0 pci-stub
-	follow_end
-	[ "$FOLLOW_STATUS" -eq 0 ]
-	run cat "$FAKE/follow.out"
-	assert_output_is <<-EOF
+	follow_said <<-EOF
 	drvbind: pci/0000:01:00.*: 0000:01:00.0 on pci-stub
 	drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 on pci-stub
 	drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 on pci-stub
@@ -514,16 +451,13 @@ until_on() {
 	fake_device pci 0000:01:00.1 driver=e1000 override
 	follow -t 1 "pci/0000:01:00.*:pci-stub"
 	until_driver pci 0000:01:00.1 pci-stub
-	stopped unplug pci 0000:01:00.1
+	stopped fake_unplug pci 0000:01:00.1
 	# past the deadline of the look its unbind brought; then an add
 	# elsewhere makes the set look again, and its deadline passes too
 	sleep 1.5
 	fake_uevent add /devices/virtual/misc/other SUBSYSTEM=misc
 	sleep 1.5
 	until_on pci 0000:01:00.0 pci-stub
-	follow_end
-	[ "$FOLLOW_STATUS" -eq 0 ]
+	follow_said "drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 on pci-stub"
 	assert_driver pci 0000:01:00.0 pci-stub
-	run cat "$FAKE/follow.out"
-	assert_output_is "drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 on pci-stub"
 }

@@ -514,6 +514,55 @@ fake_probe() {
 	printf %s "$2" >"$SYS/bus/$1/drivers_probe"
 }
 
+# fake_release B ID [DEV]: device_release_driver on the device's
+# directory DEV below the root (by default where its bus link points):
+# when a driver has it, the driver's link and its reverse go, and an
+# unbind uevent; nothing when no driver has it
+fake_release() {
+	local dev=${3-} drv
+	if [[ -z $dev ]]; then
+		dev=$(readlink "$FAKE/back/bus/$1/devices/$2") || {
+			echo "fake_release: no device $1/$2" >&2
+			return 1
+		}
+		dev=${dev#../../../}
+	fi
+	drv=$(readlink "$FAKE/back/$dev/driver") || return 0
+	drv=${drv##*/}
+	rm "$FAKE/back/$dev/driver" "$FAKE/back/bus/$1/drivers/$drv/$2" &&
+		fake_uevent unbind "/$dev" "SUBSYSTEM=$1"
+}
+
+# fake_unplug B ID: a hot-unplug of a device without children, in PCI's
+# order (pci_stop_dev, then device_del): the driver released (an unbind
+# uevent), the links, the driver released again (bus_remove_device: one
+# may have bound it meanwhile), the remove uevent, the directory.
+# explore.bats makes these steps one at a time; fake_ctl unplug B ID is
+# the fake's own, all at once and without a fork, the directory kept
+# aside for fake_ctl replug B ID.
+fake_unplug() {
+	local dev
+	dev=$(readlink "$FAKE/back/bus/$1/devices/$2") || {
+		echo "fake_unplug: no device $1/$2" >&2
+		return 1
+	}
+	dev=${dev#../../../}
+	fake_release "$1" "$2" "$dev" &&
+		rm "$FAKE/back/$dev/subsystem" "$FAKE/back/bus/$1/devices/$2" &&
+		fake_release "$1" "$2" "$dev" &&
+		fake_uevent remove "/$dev" "SUBSYSTEM=$1" &&
+		rm -r "${FAKE:?}/back/${dev:?}"
+}
+
+# fake_plug B ID [fake_device's ARGs...]: device_add: the directory and
+# its attributes (fake_device), the add uevent, then the bus's probe
+# (fake_ctl probe: the native driver's bind uevent when it takes it)
+fake_plug() {
+	fake_device "$@" &&
+		fake_uevent add "$FAKE_DEVPATH" "SUBSYSTEM=$1" &&
+		fake_ctl probe "$1" "$2"
+}
+
 # fake_later SECONDS VERB ARGS...: a verb in the background after a delay;
 # a device or driver appearing also announces itself with an add uevent
 # (fake_register sends its own, at its step)
@@ -573,6 +622,72 @@ wait_for() {
 	done
 	echo "no line matching '$2' in $1:"
 	cat "$1" 2>/dev/null
+	return 1
+}
+
+# wait_signalfd PID [TRIES]: PID has a signalfd open (a follower, drvbind
+# -f, opens it when its first pass is over); a look every 10 ms, TRIES of
+# them (500); 1 when it never has, or ends first
+wait_signalfd() {
+	local i f
+	for ((i = 0; i < ${2:-500}; i++)); do
+		for f in /proc/"$1"/fd/*; do
+			[[ $(readlink "$f" 2>/dev/null) == *signalfd* ]] && return 0
+		done
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.01
+	done
+	return 1
+}
+
+# fake_nap [SECONDS]: a millisecond (or SECONDS) without a fork: a read
+# that times out, from a pipe no one writes (FAKE_ZZ, which the first
+# nap opens; a subshell that naps first opens its own)
+# shellcheck disable=SC2120 # SECONDS: fake_nap 0 in the callers' files
+fake_nap() {
+	[[ -n ${FAKE_ZZ-} ]] || exec {FAKE_ZZ}<> <(:)
+	read -r -t "${1:-0.001}" -u "$FAKE_ZZ" _ || :
+}
+
+# fake_nlsock PID: the inode of PID's netlink socket (its uevent socket):
+# the one of its sockets that its /proc/net/netlink lists; nothing and 1
+# when it has none
+fake_nlsock() {
+	local f
+	local -a w
+	local -A socks=()
+	for f in /proc/"$1"/fd/*; do
+		f=$(readlink "$f" 2>/dev/null) || continue
+		[[ $f == socket:* ]] && socks[${f//[^0-9]/}]=1
+	done
+	while read -r -a w; do
+		[[ -n ${w[9]-} && -n ${socks[${w[9]}]-} ]] && echo "${w[9]}" && return 0
+	done <"/proc/$1/net/netlink"
+	return 1
+}
+
+# fake_idle PID INO [TRIES]: without a fork, PID sleeps in ppoll() (its
+# wchan) with nothing left to read on its netlink socket of inode INO
+# (fake_nlsock; the Rmem of the socket's line in /proc/PID/net/netlink):
+# it has done with every uevent so far (the fake kernel sends its
+# uevents before the write that made them returns). A look a fake_nap,
+# TRIES of them (5000); 1 when PID never was idle, or is gone.
+fake_idle() {
+	local pid=$1 ino=$2 n=${3:-5000} i wchan
+	local -a w
+	for ((i = 0; i < n; i++)); do
+		[[ -e /proc/$pid ]] || return 1
+		# no newline at its end: read's status says nothing
+		read -r wchan <"/proc/$pid/wchan" || :
+		if [[ $wchan == *poll* ]]; then
+			w=()
+			while read -r -a w; do
+				[[ ${w[9]-} == "$ino" ]] && break
+			done <"/proc/$pid/net/netlink"
+			[[ ${w[9]-} == "$ino" && ${w[4]-} == 0 ]] && return 0
+		fi
+		fake_nap
+	done
 	return 1
 }
 

@@ -23,11 +23,9 @@ FDEV=$(pci_id 0)
 FRULE=pci/$FDEV:vfio-pci
 FCTL=$live/sys/.fake_ctl
 
-# fnap: a millisecond, without a fork (a read from a pipe no one writes)
-exec {FZZ}<> <(:)
-fnap() {
-	read -r -t 0.001 -u "$FZZ" _ || :
-}
+# fake_nap's pipe, opened here once: not by a first nap in a replug, nor
+# in a subshell ($(fquiet)), which would open its own
+fake_nap 0
 
 # fload: the tree with the one device on e1000, and the fake's control
 # file, which load removes with the rest of the tree
@@ -41,7 +39,7 @@ fload() {
 # stdin, stdout and stderr alone, as a service manager starts it: its
 # files are then its own.
 fstart() {
-	local i f
+	local f
 	(
 		for f in /proc/"$BASHPID"/fd/*; do
 			f=${f##*/}
@@ -50,47 +48,20 @@ fstart() {
 		exec "$@"
 	) </dev/null >>"$work/follow.out" 2>&1 &
 	FPID=$! FINO=
-	for ((i = 0; i < 3000; i++)); do
-		for f in /proc/"$FPID"/fd/*; do
-			[[ $(readlink "$f" 2>/dev/null) == *signalfd* ]] && break 2
-		done
-		kill -0 "$FPID" 2>/dev/null || break
-		sleep 0.01
-	done
-	# the uevent socket: the one of its sockets /proc/net/netlink lists
-	local -A socks=()
-	for f in /proc/"$FPID"/fd/*; do
-		f=$(readlink "$f" 2>/dev/null) || continue
-		[[ $f == socket:* ]] && socks[${f//[^0-9]/}]=1
-	done
-	local -a w
-	while read -r -a w; do
-		[[ -n ${socks[${w[9]}]-} ]] && FINO=${w[9]} && break
-	done <"/proc/$FPID/net/netlink"
-	[[ -n $FINO ]] && fon && return 0
+	wait_signalfd "$FPID" 3000
+	# the uevent socket
+	FINO=$(fake_nlsock "$FPID") && fon && return 0
 	fail "follow: no follower started: $*"
 	fstop
 	return 1
 }
 
-# fidle: the follower sleeps in ppoll() with nothing left to read on its
-# uevent socket: it has done with every event so far (the fake kernel
-# sends its uevents before its .fake_ctl write returns)
+# fidle: without a fork, the follower sleeps in ppoll() with nothing
+# left to read on its uevent socket (fake_idle): it has done with every
+# event so far (the fake kernel sends its uevents before its .fake_ctl
+# write returns)
 fidle() {
-	local i wchan w=()
-	for ((i = 0; i < 20000; i++)); do
-		[[ -e /proc/$FPID ]] || return 1
-		# no newline at its end: read's status says nothing
-		read -r wchan <"/proc/$FPID/wchan" || :
-		if [[ $wchan == *poll* ]]; then
-			while read -r -a w; do
-				[[ ${w[9]} == "$FINO" ]] && break
-			done <"/proc/$FPID/net/netlink"
-			[[ ${w[9]} == "$FINO" && ${w[4]} == 0 ]] && return 0
-		fi
-		fnap
-	done
-	return 1
+	fake_idle "$FPID" "$FINO" 20000
 }
 
 # fon: the follower is idle and the device on vfio-pci
@@ -99,7 +70,7 @@ fon() {
 	for ((i = 0; i < 1000; i++)); do
 		fidle || return 1
 		[[ -L $live/back/bus/pci/drivers/vfio-pci/$FDEV ]] && return 0
-		fnap
+		fake_nap
 	done
 	return 1
 }
@@ -159,7 +130,7 @@ ftrace() {
 funtrace() {
 	kill -INT "$FTRACER"
 	wait "$FTRACER"
-	while [[ $(fstatus TracerPid) != 0 ]]; do fnap; done
+	while [[ $(fstatus TracerPid) != 0 ]]; do fake_nap; done
 }
 
 calls() { awk '$NF == "total" { n = $4 } END { print n + 0 }' "$1"; }
@@ -177,7 +148,7 @@ fquiet() {
 	local s=$1 v0 v1 n0 n1 lis
 	"$UEVENT" -l >"$work/quiet.ev" 2>"$work/quiet.lis" &
 	lis=$!
-	until grep -q listening "$work/quiet.lis"; do fnap; done
+	until grep -q listening "$work/quiet.lis"; do fake_nap; done
 	v0=$(fstatus voluntary_ctxt_switches) n0=$(fstatus nonvoluntary_ctxt_switches)
 	sleep "$s"
 	v1=$(fstatus voluntary_ctxt_switches) n1=$(fstatus nonvoluntary_ctxt_switches)
