@@ -18,8 +18,8 @@ enum {
 	CONF_MAX = 8192,
 };
 
-struct conf conf = { .timeout = TIMEOUT_DEFAULT, .modprobe = "/sbin/modprobe" };
-/* Apart from conf: zero-initialised, so they cost no bytes in the binary. */
+/* Zero-initialised, so they cost no bytes in the binary; rules_load sets conf. */
+struct conf conf;
 struct rule rules[DEVICES_MAX];
 char init_path[PATH_SZ];
 static char modprobe_buf[PATH_SZ];
@@ -55,6 +55,7 @@ static void rule_add(const char *text, const char *where)
 	memset(r, 0, sizeof *r);
 	r->s = sp;
 	copy(r->bus, sp.bus);
+	/* Its s.drv still reads "none", for the messages and driver_override. */
 	r->none = !strcmp(sp.drv, "none");
 }
 
@@ -204,6 +205,9 @@ void rules_load(int n, char **args, const char *file, const char *cmdline)
 	int i;
 
 	src.n = n, src.args = args, src.file = file, src.cmdline = cmdline;
+	conf.nrules = conf.bad = 0;
+	conf.timeout = TIMEOUT_DEFAULT;
+	conf.modprobe = "/sbin/modprobe";
 	for (i = 0; i < n; i++)
 		rule_add(args[i], "");
 	if (n)
@@ -230,9 +234,6 @@ void conf_force(const unsigned *secs, const char *modprobe)
  */
 void rules_reload(void)
 {
-	conf.nrules = conf.bad = 0;
-	conf.timeout = TIMEOUT_DEFAULT;
-	conf.modprobe = "/sbin/modprobe";
 	rules_load(src.n, src.args, src.file, src.cmdline);
 	conf_force(src.secs, src.modprobe);
 }

@@ -122,6 +122,7 @@ int dev_path(char *p, const struct rule *r, const char *attr);
 int drv_has(const struct rule *r, const char *drv, const char *attr);
 int dev_at(const char **path, const char *attr);
 int dev_driver(const char *bus, const char *dev, char *drv);
+int rule_driver(const struct rule *r, char *drv);
 int dev_write(const struct rule *r, const char *attr, const char *val);
 int drv_put(const struct rule *r, const char *drv, const char *attr, const char *val, int fd);
 int drv_write(const struct rule *r, const char *drv, const char *attr, const char *val);

@@ -22,25 +22,27 @@ enum { MISPLACED = -1 };
 /* dev_move's fwd for a device whose driver_override names the new driver. */
 enum { OVERRIDDEN = 2 };
 
-/* "BUS/DEV: OLD -> NEW", with the id taught where new_id was needed. */
-static void say_moved(struct rule *r, const char *to)
+/*
+ * The rule is done: "BUS/DEV: OLD -> NEW" where the device moved, with
+ * the id taught where new_id was needed, or that it stays on `to'
+ * ("": none), unless that was said before.
+ */
+static void say_done(struct rule *r, const char *to, int moved)
 {
 	/* A set's member: with -v only; its set says one line for all. */
 	int debug = r->set ? LOG_DEBUG : 0;
 
+	r->state = DONE;
+	if (!moved) {
+		if (!r->quiet)
+			say(LOG_INFO, "%r: %s%s%s", r, flag[DRY] ? "would stay " : "already ", *to ? "on " : "unbound", to);
+		return;
+	}
 	if (debug)
 		rules[r->set - 1].quiet = 0;
 
-	say(MORE | debug, "%r: %s%s -> %s", r, flag[DRY] ? "would move " : "", drv_or_none(r->orig), to);
+	say(MORE | debug, "%r: %s%s -> %s", r, flag[DRY] ? "would move " : "", drv_or_none(r->orig), drv_or_none(to));
 	say(debug ? debug : LOG_INFO, r->id[0] ? " (new_id \"%s\")" : "", r->id);
-	r->state = DONE;
-}
-
-static void say_stays(struct rule *r, const char *drv)
-{
-	if (!r->quiet)
-		say(LOG_INFO, "%r: %s%s%s", r, flag[DRY] ? "would stay " : "already ", *drv ? "on " : "unbound", drv);
-	r->state = DONE;
 }
 
 static const char *hold_attr(const struct rule *r)
@@ -81,7 +83,7 @@ static const char *teach(struct rule *r)
 	if (drv_write(r, r->s.drv, "new_id", id) < 0)
 		return "new_id";
 	copy(r->id, id);
-	if (dev_driver(r->bus, r->s.dev, cur) < 0)
+	if (rule_driver(r, cur) < 0)
 		step = "driver link";
 	else if (!cur[0] && drv_write(r, r->s.drv, "bind", r->s.dev) < 0 && errno != EBUSY)
 		step = "bind";
@@ -94,13 +96,13 @@ static const char *teach(struct rule *r)
 }
 
 /*
- * The file that says a driver can be taught ids: new_id. A USB driver
- * gets new_id and then remove_id after its add uevent
- * (usb_create_newid_files): only remove_id says it has both.
+ * Can the driver be taught ids: has it new_id? A USB driver gets new_id
+ * and then remove_id after its add uevent (usb_create_newid_files):
+ * only remove_id says it has both.
  */
-static const char *teachable(const struct rule *r)
+static int teachable(const struct rule *r, const char *drv)
 {
-	return r->hold == AUTHORIZED ? "remove_id" : "new_id";
+	return drv_has(r, drv, r->hold == AUTHORIZED ? "remove_id" : "new_id");
 }
 
 /* "add ID" or "del ID" for usbip-host's list of the devices it may take. */
@@ -120,16 +122,17 @@ static int busid_write(struct rule *r, const char *verb)
  * a device that just appeared: an unbind that says ENODEV or a bind that
  * says EBUSY means the device changed hands meanwhile, so look again.
  * fwd: the rule's own move, where match_busid and new_id apply (new_id
- * not with an override, OVERRIDDEN: that matches whatever the ids); `cur'
- * holds the driver just read and `bind' is the new driver's bind, open.
- * Returns NULL, or the failed step with errno set (MISPLACED: on `cur').
+ * not with an override, OVERRIDDEN: that matches whatever the ids), and
+ * `cur' holds the driver just read. `bind': the new driver's bind, open,
+ * or -1 (every move but the rule's own). Returns NULL, or the failed
+ * step with errno set (MISPLACED: on `cur').
  */
 static const char *dev_move(struct rule *r, const char *to, int fwd, int bind, char *cur)
 {
 	int tries, e;
 
 	for (tries = 0; tries < BUSY_RETRIES; tries++) {
-		if ((tries || !fwd) && dev_driver(r->bus, r->s.dev, cur) < 0)
+		if ((tries || !fwd) && rule_driver(r, cur) < 0)
 			return "driver link";
 		if (!strcmp(cur, to))
 			return NULL;
@@ -146,10 +149,10 @@ static const char *dev_move(struct rule *r, const char *to, int fwd, int bind, c
 				return "match_busid";
 			r->busid = 1;
 		}
-		if (drv_put(r, to, "bind", r->s.dev, fwd ? bind : -1) == 0)
+		if (drv_put(r, to, "bind", r->s.dev, bind) == 0)
 			break;
 		e = errno;
-		if (fwd == 1 && e == ENODEV && drv_has(r, to, teachable(r))) {
+		if (fwd == 1 && e == ENODEV && teachable(r, to)) {
 			const char *step = teach(r);
 			if (step)
 				return step;
@@ -159,7 +162,7 @@ static const char *dev_move(struct rule *r, const char *to, int fwd, int bind, c
 		if (e != EBUSY || tries == BUSY_RETRIES - 1)
 			return "bind";
 	}
-	if (dev_driver(r->bus, r->s.dev, cur) < 0)
+	if (rule_driver(r, cur) < 0)
 		return "verify";
 	errno = MISPLACED;
 	return strcmp(cur, to) ? "verify" : NULL;
@@ -169,7 +172,7 @@ static const char *dev_move(struct rule *r, const char *to, int fwd, int bind, c
  * Puts the device back as it was: the old override or authorized, the
  * old driver. A device that had a driver must not be left without one.
  */
-static const char *rollback(struct rule *r, int held)
+static const char *rollback(struct rule *r)
 {
 	char cur[NAME_SZ], p[PATH_SZ];
 	const char *step = NULL;
@@ -179,7 +182,7 @@ static const char *rollback(struct rule *r, int held)
 		(void)busid_write(r, "del ");
 	}
 	/* A zero-byte write never reaches sysfs; "\n" clears the override. */
-	if (held && r->hold && dev_write(r, hold_attr(r), r->ovr[0] ? r->ovr : "\n") < 0)
+	if (r->hold && dev_write(r, hold_attr(r), r->ovr[0] ? r->ovr : "\n") < 0)
 		return hold_attr(r);
 	if (r->orig[0] && (step = dev_move(r, r->orig, 0, -1, cur)) && errno == MISPLACED)
 		errno = cur[0] ? EBUSY : ENODEV;
@@ -195,7 +198,7 @@ static const char *rollback(struct rule *r, int held)
 static const char rollback_failed[] = "; rollback to %s failed at %s: %e";
 
 /* Reports the failure of a step and the rollback's result on one line. */
-static void rule_fail(struct rule *r, const char *step, const char *cur, int ovr)
+static void rule_fail(struct rule *r, const char *step, const char *cur)
 {
 	int err = errno, rerr;
 	const char *rb;
@@ -207,15 +210,15 @@ static void rule_fail(struct rule *r, const char *step, const char *cur, int ovr
 	 * (dev_look) no longer shows.
 	 */
 	dev_look(-1);
-	rb = rollback(r, ovr);
+	rb = rollback(r);
 	rerr = errno;
 
 	/* Where it had no driver, the rollback's drivers_probe may have found one. */
-	if (r->orig[0] || dev_driver(r->bus, r->s.dev, now) < 0)
+	if (r->orig[0] || rule_driver(r, now) < 0)
 		copy(now, r->orig);
 
 	/* One line for both: /dev/kmsg keeps about ten lines in five seconds. */
-	say(MORE, "%r: %s -> %s failed at %s: ", r, drv_or_none(r->orig), r->none ? "none" : r->s.drv, step);
+	say(MORE, "%r: %s -> %s failed at %s: ", r, drv_or_none(r->orig), r->s.drv, step);
 	if (err == MISPLACED)
 		say(MORE, *cur ? "bound to %s" : "not bound", cur);
 	else
@@ -256,11 +259,12 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
 	int fwd = 1;
 
 	/*
-	 * driver_override "none" or authorized 0 keeps every driver away,
-	 * also later ones; USB binds only an authorized interface.
+	 * driver_override "none" (a none rule's s.drv) or authorized 0
+	 * keeps every driver away, also later ones; USB binds only an
+	 * authorized interface.
 	 */
 	if (r->hold == OVERRIDE) {
-		val = r->none ? "none" : to;
+		val = r->s.drv;
 		fwd = OVERRIDDEN;
 	} else if (r->hold == AUTHORIZED) {
 		val = r->none ? "0" : "1";
@@ -271,10 +275,7 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
 		 * A held override lets the kernel bind the driver as it
 		 * registers, or unbind the old one as it goes away.
 		 */
-		if (r->held || r->again)
-			say_moved(r, drv_or_none(to));
-		else
-			say_stays(r, to);
+		say_done(r, to, r->held || r->again);
 		return;
 	}
 	/* Looking again for a new_id, the device is unbound by the first look. */
@@ -283,7 +284,7 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
 	copy(now, cur);
 	if (!flag[DRY]) {
 		/* Looking again for a new_id to come: no bind until it is there. */
-		if (r->again && !drv_has(r, to, teachable(r))) {
+		if (r->again && !teachable(r, to)) {
 			errno = ENODEV;
 			step = "bind";
 		}
@@ -302,7 +303,7 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
 			 */
 			if (attr_put(hfd, hp, val) < 0)
 				step = hold_attr(r);
-			else if (dev_driver(r->bus, r->s.dev, now) < 0)
+			else if (rule_driver(r, now) < 0)
 				step = "driver link";
 			else if (now[0])
 				copy(r->orig, now);
@@ -329,29 +330,30 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
 		 * that driver itself. A device without a driver stays held so;
 		 * at the deadline it is handed back.
 		 */
-		if (step && r->hold == OVERRIDE && !cur[0] && errno == ENODEV && !strcmp(step, "bind")) {
-			r->err = ENODEV;
-			r->step = step;
-			hold(r);
-			return;
-		}
-		/*
-		 * usb_register_driver makes new_id and remove_id after the
-		 * driver's add uevent, and nothing announces them: a bind that
-		 * the driver's table refuses before they are there is tried
-		 * again soon, for NEW_ID_WAIT_MS at most (wait.c looks every
-		 * SOON_MS).
-		 */
-		if (step && r->hold == AUTHORIZED && !r->none && errno == ENODEV && !strcmp(step, "bind") &&
-		    !drv_has(r, to, teachable(r))) {
-			if (!r->again)
-				r->again = now_ms() + NEW_ID_WAIT_MS;
-			if (now_ms() < r->again) {
+		if (step && errno == ENODEV && !strcmp(step, "bind")) {
+			if (r->hold == OVERRIDE && !cur[0]) {
 				r->err = ENODEV;
 				r->step = step;
+				hold(r);
 				return;
 			}
-			errno = ENODEV;
+			/*
+			 * usb_register_driver makes new_id and remove_id after
+			 * the driver's add uevent, and nothing announces them: a
+			 * bind that the driver's table refuses before they are
+			 * there is tried again soon, for NEW_ID_WAIT_MS at most
+			 * (wait.c looks every SOON_MS).
+			 */
+			if (r->hold == AUTHORIZED && !r->none && !teachable(r, to)) {
+				if (!r->again)
+					r->again = now_ms() + NEW_ID_WAIT_MS;
+				if (now_ms() < r->again) {
+					r->err = ENODEV;
+					r->step = step;
+					return;
+				}
+				errno = ENODEV;
+			}
 		}
 		if (drv_busy(step)) {
 			r->held |= r->hold == OVERRIDE;
@@ -359,14 +361,11 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
 			return;
 		}
 		if (step) {
-			rule_fail(r, step, now, r->hold);
+			rule_fail(r, step, now);
 			return;
 		}
 	}
-	if (strcmp(r->orig, to))
-		say_moved(r, drv_or_none(to));
-	else
-		say_stays(r, to);
+	say_done(r, to, strcmp(r->orig, to) != 0);
 }
 
 /*
@@ -387,7 +386,7 @@ static void rule_watch(struct rule *r, const char *cur)
 		if (drv_busy(step))
 			wait_driver(r, step);
 		else
-			rule_fail(r, step, now, 0);
+			rule_fail(r, step, now);
 		return;
 	}
 	if (r->watch) {
@@ -395,10 +394,7 @@ static void rule_watch(struct rule *r, const char *cur)
 			say(LOG_INFO, "%r: %s bound it; unbound again", r, cur);
 		return;
 	}
-	if (cur[0])
-		say_moved(r, "none");
-	else
-		say_stays(r, "");
+	say_done(r, "", cur[0]);
 	r->watch = !flag[DRY];
 	r->state = r->watch ? WAITING : DONE;
 }
@@ -444,7 +440,7 @@ static void rule_look(struct rule *r, int *fd)
 		dev_look(fd[2]);
 	else if (dev_find(r) <= 0)
 		return;
-	if (dev_driver(r->bus, r->s.dev, cur) < 0) {
+	if (rule_driver(r, cur) < 0) {
 		say(LOG_ERR, "%r: cannot read driver link: %e", r, errno);
 		r->state = FAILED;
 		return;
@@ -504,7 +500,7 @@ void rule_step(struct rule *r)
 /* A member of a set another member failed: back where it was. */
 void rule_undo(struct rule *r)
 {
-	const char *step = rollback(r, 1);
+	const char *step = rollback(r);
 
 	if (step) {
 		say(MORE, "%r: ", r);
@@ -535,12 +531,12 @@ void rule_expire(struct rule *r)
 			say(LOG_ERR, "%r: device not found (waited %u s)", r, conf.timeout);
 	} else if (r->err) {
 		errno = r->err;
-		rule_fail(r, r->step, "", r->hold);
+		rule_fail(r, r->step, "");
 	} else {
 		/* The native driver may have a held device back: nothing is lost. */
 		if (r->held)
-			(void)rollback(r, 1);
-		(void)dev_driver(r->bus, r->s.dev, cur);
+			(void)rollback(r);
+		(void)rule_driver(r, cur);
 		say(LOG_ERR, "%r: driver %s not found; %s%s%s (waited %u s)", r, r->s.drv,
 		    r->held ? "now " : "stays ", cur[0] ? "on " : "unbound", cur, conf.timeout);
 	}

@@ -20,6 +20,15 @@ struct scan {
 };
 
 /*
+ * What a member of the set p has in its `set'. Not inlined: the pointer
+ * difference is a division, which three callers would each carry.
+ */
+static __attribute__((noinline)) int set_id(const struct rule *p)
+{
+	return (int)(p - rules) + 1;
+}
+
+/*
  * Does the device match every item of the set? The first item may be a
  * pattern of ids; ATTR=PATTERN reads the device's attribute (one that
  * is missing matches nothing). *group: the set takes IOMMU groups.
@@ -61,7 +70,7 @@ static int member_add(const char *dev, void *ctx)
 	struct scan *c = ctx;
 	struct rule *p = c->set, *r = rule_find(p->bus, dev);
 	char path[PATH_SZ], cls[16];
-	int idx = (int)(p - rules) + 1;
+	int idx = set_id(p);
 
 	/* A group's bridges stay where they are, as vfio allows. */
 	if (r || (c->group && node_path(path, p->bus, "/devices/", dev, "class") == 0 &&
@@ -116,9 +125,10 @@ void set_step(struct rule *p)
 	struct scan c = { .set = p };
 	struct rule *r;
 	char path[PATH_SZ];
+	int idx = set_id(p);
 
 	for (r = rules; r < rules + conf.nrules; r++) {
-		if (r->set != (int)(p - rules) + 1)
+		if (r->set != idx)
 			continue;
 		c.n++;
 		if (r->state == FAILED && !p->asked)
@@ -138,7 +148,7 @@ void set_step(struct rule *p)
 int set_settle(struct rule *p, long long now)
 {
 	struct rule *r;
-	int n = 0, waiting = 0, failed = 0, idx = (int)(p - rules) + 1;
+	int n = 0, waiting = 0, failed = 0, idx = set_id(p);
 
 	for (r = rules; r < rules + conf.nrules; r++) {
 		if (r->set != idx)
@@ -165,14 +175,14 @@ int set_settle(struct rule *p, long long now)
 			rule_undo(r);
 		else if (r->set == idx)
 			r->state = FAILED;
-	/* Said at the first look, and where a member moved (say_moved). */
+	/* Said at the first look, and where a member moved (say_done). */
 	if (!failed && p->quiet)
 		return 0;
 	say(MORE, failed ? "%r: set failed; as before:" : flag[DRY] ? "%r: would put" : "%r:", p);
 	for (r = rules; r < rules + conf.nrules; r++)
 		if (r->set == idx)
 			say(MORE, " %s", r->s.dev);
-	say(failed ? LOG_ERR : LOG_INFO, failed ? "" : " on %s", p->none ? "none" : p->s.drv);
+	say(failed ? LOG_ERR : LOG_INFO, failed ? "" : " on %s", p->s.drv);
 	p->quiet = 1;
 	return 0;
 }

@@ -77,40 +77,34 @@ int sys_exists(const char *path)
 	return syscall(SYS_faccessat, sysfd, path, F_OK) == 0;
 }
 
-/* One write() of the whole value: sysfs stores take a value per write. errno 0: short. */
-static int fd_put(int fd, const char *path, const char *val)
-{
-	size_t len = str_len(val);
-	ssize_t n;
-
-	say(LOG_DEBUG, "write %s %q", path, val);
-	n = write(fd, val, len);
-	if (n == (ssize_t)len)
-		return 0;
-	if (n >= 0)
-		errno = 0;
-	return -1;
-}
-
 /*
  * Writes to an attribute that is open already (fd), or else opens it
  * for the one write. One look at a rule keeps its driver_override and
  * its driver's bind open, so that reading and then writing one, or
  * finding and then writing the other, costs one open; sysfs takes a
- * store at any file offset.
+ * store at any file offset. One write() of the whole value: sysfs
+ * stores take a value per write. errno 0: a short write.
  */
 int attr_put(int fd, const char *path, const char *val)
 {
-	int own = fd < 0, ret;
+	size_t len = str_len(val);
+	int own = fd < 0;
+	ssize_t n;
 
-	if (own && (fd = sys_open(path, O_WRONLY)) < 0) {
-		say(LOG_DEBUG, "write %s %q", path, val);
+	if (own)
+		fd = sys_open(path, O_WRONLY);
+	/* -v shows every write tried, also one whose open failed. */
+	say(LOG_DEBUG, "write %s %q", path, val);
+	if (fd < 0)
 		return -1;
-	}
-	ret = fd_put(fd, path, val);
+	n = write(fd, val, len);
 	if (own)
 		fd_close(fd);
-	return ret;
+	if (n == (ssize_t)len)
+		return 0;
+	if (n >= 0)
+		errno = 0;
+	return -1;
 }
 
 int attr_write(const char *path, const char *val)

@@ -196,13 +196,12 @@ static void uevent_wait(long long until, int soon)
 		 * that follows makes up for them, and a follower looks at
 		 * every rule again.
 		 */
-		if (n < 0 && errno == ENOBUFS && flag[FOLLOW])
-			rules_arm(NULL, ADD);
-		if (n < 0 && errno == ENOBUFS)
-			continue;
-		if (n < 0)
+		if (n < 0 && errno != ENOBUFS)
 			break;
-		follow_event(buf, (size_t)n);
+		if (n >= 0)
+			follow_event(buf, (size_t)n);
+		else if (flag[FOLLOW])
+			rules_arm(NULL, ADD);
 	}
 }
 
