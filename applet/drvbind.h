@@ -50,6 +50,7 @@ struct rule {
 	int watch;		/* a none rule with no hold, watching its device */
 	int err;		/* the refusal the rule waits on (step, at the deadline) */
 	int quiet;		/* looked at again by -f: say only what changes */
+	int gone;		/* -f saw its device go: not in its set's line */
 	int set;		/* a member of the set at rules[set - 1], or 0 */
 	long long again;	/* looking again soon, until then: a new_id to come */
 	long long until;	/* the rule's deadline */

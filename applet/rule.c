@@ -478,7 +478,7 @@ static void rule_look(struct rule *r, int *fd)
 void rule_arm(struct rule *r, long long until)
 {
 	r->state = WAITING;
-	r->held = r->asked = r->busid = r->watch = r->err = 0;
+	r->held = r->asked = r->busid = r->watch = r->err = r->gone = 0;
 	r->again = 0;
 	r->id[0] = r->orig[0] = '\0';
 	r->quiet = 1;
@@ -525,6 +525,7 @@ void rule_expire(struct rule *r)
 		 */
 		if (r->state != FAILED && r->quiet) {
 			r->state = DONE;
+			r->gone = 1;
 			return;
 		}
 		if (r->state != FAILED)

@@ -151,7 +151,8 @@ int set_settle(struct rule *p, long long now)
 	int n = 0, waiting = 0, failed = 0, idx = set_id(p);
 
 	for (r = rules; r < rules + conf.nrules; r++) {
-		if (r->set != idx)
+		/* A device gone for good is no longer the set's, nor in its line. */
+		if (r->set != idx || r->gone)
 			continue;
 		n++;
 		/* Its members' deadline is the set's: they have had their last look. */
@@ -171,7 +172,7 @@ int set_settle(struct rule *p, long long now)
 	 * nothing to undo.
 	 */
 	for (r = rules; failed && r < rules + conf.nrules; r++)
-		if (r->set == idx && (r->state == DONE || r->held))
+		if (r->set == idx && !r->gone && (r->state == DONE || r->held))
 			rule_undo(r);
 		else if (r->set == idx)
 			r->state = FAILED;
@@ -180,7 +181,7 @@ int set_settle(struct rule *p, long long now)
 		return 0;
 	say(MORE, failed ? "%r: set failed; as before:" : flag[DRY] ? "%r: would put" : "%r:", p);
 	for (r = rules; r < rules + conf.nrules; r++)
-		if (r->set == idx)
+		if (r->set == idx && !r->gone)
 			say(MORE, " %s", r->s.dev);
 	say(failed ? LOG_ERR : LOG_INFO, failed ? "" : " on %s", p->s.drv);
 	p->quiet = 1;

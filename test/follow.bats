@@ -444,7 +444,7 @@ until_on() {
 	EOF
 }
 
-@test "a follower whose set loses a device for good keeps the rest of the set on its driver" {
+@test "a follower whose set loses a device for good keeps the rest of the set on its driver, and names only the devices there" {
 	fake_driver pci e1000 'match=*'
 	fake_driver pci pci-stub 'match=*'
 	fake_device pci 0000:01:00.0 driver=e1000 override
@@ -458,6 +458,12 @@ until_on() {
 	fake_uevent add /devices/virtual/misc/other SUBSYSTEM=misc
 	sleep 1.5
 	until_on pci 0000:01:00.0 pci-stub
-	follow_said "drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 on pci-stub"
+	# the set's line after a replug of the device left names it alone
+	replug pci 0000:01:00.0 override
+	until_driver pci 0000:01:00.0 pci-stub
+	follow_said <<-EOF
+	drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 on pci-stub
+	drvbind: pci/0000:01:00.*: 0000:01:00.0 on pci-stub
+	EOF
 	assert_driver pci 0000:01:00.0 pci-stub
 }
