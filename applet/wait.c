@@ -119,10 +119,11 @@ static void place_take(void)
 
 /*
  * Applies rules again, each with the whole timeout from now (rule_arm).
- * ALL: every rule (the start, SIGHUP). Else those that are not waiting already and that a
- * uevent names (name), or all (NULL: events were lost); one that failed
- * only on an add (ADD) of its device or driver, not on the bind and
- * unbind its own rollback made, which would start it over and over.
+ * ALL: every rule (the start, SIGHUP). Else those that are not waiting
+ * already and that a uevent names (name), or all (NULL: events were
+ * lost); one that failed only on an add (ADD) of its device or driver,
+ * not on the bind and unbind its own rollback made, which would start
+ * it over and over.
  */
 enum { BOUND, ADD, ALL };
 
