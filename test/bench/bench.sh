@@ -270,25 +270,43 @@ footprint() {
 	echo "$t $bytes ${#seen[@]} ${#pk[@]} $peak $heap ${!pk[*]}" >>"$data/footprint"
 }
 
+# calls_of: the system calls of the run of CMD (with LP), every process
+calls_of() {
+	LD_PRELOAD=$LP strace -f -c -o "$work/sc" "${CMD[@]}" >/dev/null 2>&1
+	awk '$NF == "total" { print $4 }' "$work/sc"
+}
+
+# instructions_of: the instructions of the run of CMD (with LP), every process
+instructions_of() {
+	rm -rf "$work/cg"
+	mkdir -p "$work/cg"
+	LD_PRELOAD=$LP valgrind -q --tool=callgrind --trace-children=yes \
+		--callgrind-out-file="$work/cg/cg.%p" "${CMD[@]}" >/dev/null 2>&1
+	awk '/^summary:/ { n += $2 } END { print n + 0 }' "$work"/cg/cg.*
+}
+
+# wall_of: the wall time of the run of CMD (with LP) in ns, in NS. To a
+# file, and in no subshell: a reader in a pipe would start up beside the
+# timed run, on its CPU (1.4 ms more for one drvbind rule).
+wall_of() {
+	LD_PRELOAD=$LP "$BENCHRUN" "${CMD[@]}" 2>/dev/null </dev/null >"$live/run"
+	read -r NS _ < <(tail -1 "$live/run")
+}
+
 # syscalls TOOL N: how many system calls the whole run makes
 syscalls() {
 	load "$(kind "$1")-$2"
 	cmd "$1" "$2"
-	LD_PRELOAD=$LP strace -f -c -o "$work/sc" "${CMD[@]}" >/dev/null 2>&1
+	calls_of
 	bound "$1" "$2" || fail "syscalls: $1 $2 did not bind"
-	awk '$NF == "total" { print $4 }' "$work/sc"
 }
 
 # instructions TOOL N: instructions executed, every process of the run
 instructions() {
-	rm -rf "$work/cg"
-	mkdir -p "$work/cg"
 	load "$(kind "$1")-$2"
 	cmd "$1" "$2"
-	LD_PRELOAD=$LP valgrind -q --tool=callgrind --trace-children=yes \
-		--callgrind-out-file="$work/cg/cg.%p" "${CMD[@]}" >/dev/null 2>&1
+	instructions_of
 	bound "$1" "$2" || fail "instructions: $1 $2 did not bind"
-	awk '/^summary:/ { n += $2 } END { print n + 0 }' "$work"/cg/cg.*
 }
 
 median() {
@@ -345,12 +363,9 @@ for ((r = 1; r <= rounds; r++)); do
 		for t; do
 			load "$(kind "$t")-$n"
 			cmd "$t" "$n"
-			# To a file: a reader in a pipe would start up beside the
-			# timed run, on its CPU (1.4 ms more for one drvbind rule).
-			LD_PRELOAD=$LP "$BENCHRUN" "${CMD[@]}" 2>/dev/null </dev/null >"$live/run"
-			read -r ns _ < <(tail -1 "$live/run")
+			wall_of
 			bound "$t" "$n" || fail "wall: $t $n did not bind"
-			echo "$t $n $ns" >>"$data/wall"
+			echo "$t $n $NS" >>"$data/wall"
 		done
 	done
 	say "  round $r done"

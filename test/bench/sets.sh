@@ -19,7 +19,8 @@
 # on pcieport. Writes $data/sets: "N", then "TOOL CALLS INSTRUCTIONS",
 # and "wall TOOL NS" a round.
 #
-# Uses bench.sh's live fake kernel (mounted over /sys), load, fail, say.
+# Uses bench.sh's live fake kernel (mounted over /sys), load, fail, say,
+# calls_of, instructions_of and wall_of.
 
 set_tools="drvbind-set drvbind-group group-script driverctl"
 
@@ -40,9 +41,10 @@ set_tree() {
 	done
 }
 
-# set_cmd TOOL N: the command line in CMD
+# set_cmd TOOL N: the command line in CMD, run without LD_PRELOAD (LP)
 set_cmd() {
 	local i
+	LP=
 	case $1 in
 	drvbind-set) CMD=("$BIN" "pci/0000:01:*:vfio-pci") ;;
 	drvbind-group) CMD=("$BIN" "pci/0000:01:00.0,iommu_group:vfio-pci") ;;
@@ -63,23 +65,18 @@ set_bound() {
 
 # set_bench N ROUNDS
 set_bench() {
-	local n=$1 rounds=$2 t r k sc ir ns
+	local n=$1 rounds=$2 t r k sc ir
 	set_tree "$n"
 	echo "$n" >"$data/sets"
 	say "bench: a set of $n functions: system calls and instructions"
 	for t in $set_tools; do
 		load "set-$n"
 		set_cmd "$t" "$n"
-		strace -f -c -o "$work/sc" "${CMD[@]}" >/dev/null 2>&1
+		sc=$(calls_of)
 		set_bound "$t" "$n" "system calls"
-		sc=$(awk '$NF == "total" { print $4 }' "$work/sc")
-		rm -rf "$work/cg"
-		mkdir -p "$work/cg"
 		load "set-$n"
-		valgrind -q --tool=callgrind --trace-children=yes \
-			--callgrind-out-file="$work/cg/cg.%p" "${CMD[@]}" >/dev/null 2>&1
+		ir=$(instructions_of)
 		set_bound "$t" "$n" instructions
-		ir=$(awk '/^summary:/ { n += $2 } END { print n + 0 }' "$work"/cg/cg.*)
 		echo "$t $sc $ir" >>"$data/sets"
 	done
 	say "bench: a set of $n functions: wall time, $rounds rounds"
@@ -90,10 +87,9 @@ set_bench() {
 		for t; do
 			load "set-$n"
 			set_cmd "$t" "$n"
-			"$BENCHRUN" "${CMD[@]}" 2>/dev/null </dev/null >"$live/run"
-			read -r ns _ < <(tail -1 "$live/run")
+			wall_of
 			set_bound "$t" "$n" "wall time"
-			echo "wall $t $ns" >>"$data/sets"
+			echo "wall $t $NS" >>"$data/sets"
 		done
 	done
 }
