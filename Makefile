@@ -37,7 +37,7 @@ DRACUTDIR = /usr/lib/dracut/modules.d/90drvbind
 CPIODIR   = /usr/lib/initcpio
 UNITDIR   = /usr/lib/systemd/system
 BATS      = bats
-SIZE_MAX  = 20480
+SIZE_MAX  = 24576
 # musl's own start file: see TINY_LDFLAGS.
 CRT1_     = /usr/lib/x86_64-linux-musl/crt1.o
 CRT1_arm64 = /usr/lib/aarch64-linux-musl/crt1.o
@@ -73,8 +73,8 @@ TINY_LDFLAGS = -static -no-pie -s -nostartfiles -Wl,--gc-sections -Wl,--build-id
 
 # Bottom-up, as applet/drvbind.h lists them; one link, with LTO.
 SRC  = applet/mem.c applet/parse.c applet/log.c applet/sysfs.c applet/proc.c \
-       applet/conf.c applet/device.c applet/rule.c applet/set.c applet/wait.c applet/list.c \
-       applet/pid1.c applet/main.c
+       applet/conf.c applet/device.c applet/rule.c applet/set.c applet/place.c applet/notify.c \
+       applet/wait.c applet/list.c applet/pid1.c applet/main.c
 HDR  = applet/drvbind.h applet/parse.h
 TEST_BIN = build/test/fakesys build/test/uevent build/test/benchrun build/test/sysfsmagic.so
 # The cross architectures make check builds, boots and tests, and the
@@ -95,7 +95,7 @@ DEPS = musl-tools gcc make bats fuse3 libfuse3-dev pkg-config binutils \
        clang libclang-rt-14-dev valgrind cppcheck clang-tidy strace \
        gnuplot-nox driverctl dpdk usbip runit \
        gcc-aarch64-linux-gnu musl-dev:arm64 gcc-arm-linux-gnueabihf musl-dev:armhf \
-       qemu-user-static qemu-system-arm
+       qemu-user-static qemu-system-arm socat
 FOREIGN = arm64 armhf
 
 

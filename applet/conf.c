@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "drvbind.h"
@@ -95,52 +97,80 @@ static void param(const char *name, const char *val, const char *where)
 	}
 }
 
+/* How file_load takes a file. */
+enum {
+	MUST = 1,	/* named by the user (-k, -c): missing is an error too */
+	CHECKED = 2,	/* the config file: read only where it can be trusted */
+};
+
 /*
- * Reads a whole small file. Returns its length, or -1: missing,
- * unreadable, or not fitting in size - 1 (EFBIG). The kernel's strings
+ * Whoever may write the config file chooses which driver gets which
+ * device at the next boot or SIGHUP. So, as sshd takes its own files,
+ * it is read only where root (or drvbind's own uid) owns it and neither
+ * group nor others may write it. A FIFO would hold boot up: a regular
+ * file only.
+ */
+static int trusted(const char *path, int fd)
+{
+	unsigned me = (unsigned)syscall(SYS_geteuid);
+	struct stat st = { 0 };
+
+	if (fd_stat(fd, &st) < 0)
+		say(LOG_ERR, "%s: %e; not read", path, errno);
+	else if (!S_ISREG(st.st_mode))
+		say(LOG_ERR, "%s: not a regular file; not read", path);
+	else if (st.st_uid && st.st_uid != me)
+		say(LOG_ERR, me ? "%s: owned by uid %u, not by root or uid %u; not read" :
+		    "%s: owned by uid %u, not by root; not read", path, (unsigned)st.st_uid, me);
+	else if (st.st_mode & 022)
+		say(LOG_ERR, "%s: writable by group or others; not read", path);
+	else
+		return 1;
+	return 0;
+}
+
+/*
+ * Reads a whole small file into buf; NULL where it is missing,
+ * unreadable, untrusted or longer than size - 1, each said (but a
+ * missing default config file, which is no error). The kernel's strings
  * end at a NUL, and so does the text here.
  */
-static ssize_t file_read(const char *path, char *buf, size_t size)
+static char *file_load(const char *path, char *buf, size_t size, int how)
 {
-	ssize_t n, len = 0;
-	int fd = open_at(AT_FDCWD, path, O_RDONLY);
+	ssize_t n = 0, len = 0;
+	int fd = open_at(AT_FDCWD, path, O_RDONLY | O_NONBLOCK);
 
-	if (fd < 0)
-		return -1;
-	while ((n = read(fd, buf + len, size - (size_t)len)) > 0 && (len += n) < (ssize_t)size)
+	if (fd >= 0 && how & CHECKED && !trusted(path, fd)) {
+		fd_close(fd);
+		conf.bad++;
+		return NULL;
+	}
+	while (fd >= 0 && (n = read(fd, buf + len, size - (size_t)len)) > 0 && (len += n) < (ssize_t)size)
 		;
-	fd_close(fd);
-	if (n < 0)
-		return -1;
+	if (fd >= 0)
+		fd_close(fd);
+	if (fd < 0 || n < 0) {
+		if (how & MUST || errno != ENOENT) {
+			say(LOG_ERR, "%s: %e", path, errno);
+			conf.bad++;
+		}
+		return NULL;
+	}
 	if (len == (ssize_t)size) {
-		errno = EFBIG;
-		return -1;
+		say(LOG_ERR, "%s: longer than %u bytes; not read", path, (unsigned)size - 1);
+		conf.bad++;
+		return NULL;
 	}
 	buf[len] = '\0';
 	if ((ssize_t)str_len(buf) < len)
 		say(LOG_WARNING, "%s: NUL byte at offset %u; the rest is ignored", path, (unsigned)str_len(buf));
-	return len;
-}
-
-/* must: -c named it, so its absence is an error; the default may be missing. */
-static char *file_load(const char *path, char *buf, size_t size, int must)
-{
-	if (file_read(path, buf, size) >= 0)
-		return buf;
-	if (must || errno != ENOENT) {
-		if (errno == EFBIG)
-			say(LOG_ERR, "%s: longer than %u bytes; not read", path, (unsigned)size - 1);
-		else
-			say(LOG_ERR, "%s: %e", path, errno);
-		conf.bad++;
-	}
-	return NULL;
+	return buf;
 }
 
 static void cmdline_load(const char *path)
 {
 	static char buf[CMDLINE_MAX + 1];
-	char *args = file_load(path, buf, sizeof buf, 1), *name, *val;
+	char *args = file_load(path, buf, sizeof buf, MUST), *name, *val;
 
 	while (args && (name = cmdline_next(&args, &val)))
 		param(name, val, "");
@@ -150,10 +180,10 @@ static void cmdline_load(const char *path)
  * One rule or drvbind.* parameter a line; a line starting with '#' is a
  * comment. The line is taken whole, so names with spaces need no quotes.
  */
-static void conf_load(const char *path, int must)
+static void conf_load(const char *path, int how)
 {
 	static char buf[CONF_MAX + 1];
-	char where[PATH_SZ + 32], num[24], *p = file_load(path, buf, sizeof buf, must), *next, *end, *eq;
+	char where[PATH_SZ + 32], num[24], *p = file_load(path, buf, sizeof buf, how), *next, *end, *eq;
 	const char *k;
 	unsigned lineno = 0;
 
@@ -212,7 +242,7 @@ void rules_load(int n, char **args, const char *file, const char *cmdline)
 		rule_add(args[i], "");
 	if (n)
 		return;
-	conf_load(file ? file : "/etc/drvbind.conf", file != NULL);
+	conf_load(file ? file : "/etc/drvbind.conf", file ? MUST | CHECKED : CHECKED);
 	cmdline_load(cmdline ? cmdline : "/proc/cmdline");
 }
 

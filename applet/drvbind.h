@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "parse.h"
@@ -23,6 +24,15 @@
 #ifdef SYS_ppoll_time64
 #undef SYS_ppoll
 #define SYS_ppoll SYS_ppoll_time64
+#endif
+/*
+ * 32-bit arm's fstat64 fills the kernel's struct stat64, which musl's
+ * struct stat starts with there: st_mode and st_uid are where musl has
+ * them, as with fstat on the 64-bit architectures.
+ */
+#ifdef SYS_fstat64
+#undef SYS_fstat
+#define SYS_fstat SYS_fstat64
 #endif
 
 enum {
@@ -86,6 +96,7 @@ int sys_root(const char *root);
 int sys_dirfd(void);
 void fd_close(int fd);
 int open_at(int dirfd, const char *path, int flags);
+int fd_stat(int fd, struct stat *st);
 int path_join(char *p, size_t size, ...);
 #define PATH(p, ...) path_join(p, sizeof p, __VA_ARGS__, (const char *)0)
 int sys_open(const char *path, int flags);
@@ -142,8 +153,21 @@ int set_match(const struct rule *p, const char *dev, int *group);
 void set_step(struct rule *p);
 int set_settle(struct rule *p, long long now);
 
+/* place.c: the follower's sockets (PLACES of them), for ppoll. */
+struct pollfd;
+enum { PLACES = 2 };
+void place_take(const char *path);
+void place_poll(struct pollfd *pfd);
+int place_answer(const struct pollfd *pfd);
+
+/* notify.c: what notify() says, and the rules it counts. */
+enum { READY, RELOADING, STOPPING, STATUS };
+enum { HELD, WAITS, FAILS, ABSENT, COUNTS };
+void notify_open(char **envp);
+void notify(int what, const unsigned count[COUNTS]);
+
 /* wait.c */
-int rules_apply(int rescan);
+int rules_apply(int rescan, const char *socket);
 
 /* list.c */
 int list_bus(const char *bus, void *unused);

@@ -102,7 +102,8 @@ static const char errtab[] =
 	E(ENOMEM, "Out of memory") E(EACCES, "Permission denied")
 	E(EBUSY, "Resource busy") E(EEXIST, "File exists") E(ENODEV, "No such device")
 	E(EINVAL, "Invalid argument")
-	E(ENAMETOOLONG, "Filename too long") E(EOVERFLOW, "Value too large for data type");
+	E(ENAMETOOLONG, "Filename too long") E(EOVERFLOW, "Value too large for data type")
+	E(EADDRINUSE, "Address in use") E(ECONNREFUSED, "Connection refused");
 #undef E
 
 static void put_err(int e)

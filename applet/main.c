@@ -25,7 +25,7 @@
 #define VERSION "0.1"
 
 static const char usage[] =
-"usage: drvbind [-bfnqv] [-r SYSFS] [-k CMDLINE] [-c CONF] [-t SECS] [-m MODPROBE] [RULE...]\n"
+"usage: drvbind [-bfnqv] [-r SYSFS] [-k CMDLINE] [-c CONF] [-t SECS] [-m MODPROBE] [-s SOCKET] [RULE...]\n"
 "       drvbind -l [-r SYSFS] [BUS]\n";
 
 int flag[FLAGS];
@@ -38,7 +38,7 @@ static int usage_error(const char *what, char opt)
 }
 
 /* The options that take a value, in the order of `opts' after the flags. */
-enum { CONF, CMDLINE, MODPROBE, ROOT, SECS, VALS };
+enum { CONF, CMDLINE, MODPROBE, ROOT, SECS, SOCKET, VALS };
 
 /*
  * Sets flag[] and val[] from the options. Returns the index of the first
@@ -47,7 +47,7 @@ enum { CONF, CMDLINE, MODPROBE, ROOT, SECS, VALS };
 static int opts_parse(int argc, char **argv, const char **val, int *status)
 {
 	/* The flags (flag[]), then the options that take a value (val[]). */
-	static const char opts[] = "blnqvfckmrt";
+	static const char opts[] = "blnqvfckmrts";
 	const char *why;
 	int i;
 
@@ -124,8 +124,11 @@ int main(int argc, char **argv, char **envp)
 		return st;
 	}
 	conf_force(val[SECS] ? &t : NULL, val[MODPROBE]);
+	/* A follower's service manager is told when it is ready; -b's parent is not the follower. */
+	if (flag[FOLLOW] && !flag[BG])
+		notify_open(envp);
 	/* A tree given with -r need not send uevents: it is also re-scanned. */
-	i = rules_apply(val[ROOT] != NULL);
+	i = rules_apply(val[ROOT] != NULL, val[SOCKET] ? val[SOCKET] : "/run/drvbind.sock");
 	if (pid1)
 		pid1_exec(i, argv, envp);
 	return i;

@@ -4,8 +4,9 @@
  * a rule on CLOCK_MONOTONIC; a look at every pending rule after each
  * event; the background child of -b and PID 1; and following (-f): a
  * rule applied again on the uevents that name it, signals read from a
- * signalfd, one follower at a time.
- * Calls rule.c, conf.c, proc.c, sysfs.c, log.c and parse.c.
+ * signalfd, one follower at a time (place.c), and what a service
+ * manager is told (notify.c).
+ * Calls place.c, notify.c, rule.c, conf.c, proc.c, sysfs.c, log.c and parse.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,18 +44,12 @@ static int sock = -1, poll_ms;
 /* A uevent, or a signal's siginfo. */
 static char buf[EVENT_SZ];
 
-/*
- * A follower's SIGHUP, SIGINT and SIGTERM, read from a signalfd (or -1),
- * and its place: a listening socket of one abstract name (or -1).
- */
-static int sigfd = -1, place = -1;
+/* A follower's SIGHUP, SIGINT and SIGTERM, read from a signalfd (or -1). */
+static int sigfd = -1;
 static unsigned got;
 
-/* The abstract socket name, its leading NUL included; the length counts no trailing one. */
-static const struct {
-	unsigned short family;
-	char path[15];
-} follower = { AF_UNIX, "\0drvbind-follow" };
+/* Where a follower listens for a newer one (place.c), "": the abstract name only. */
+static const char *socket_path;
 
 /*
  * Opened before the first scan, so that nothing that appears between the
@@ -89,32 +84,6 @@ static void sig_open(void)
 
 	(void)syscall(SYS_rt_sigprocmask, SIG_BLOCK, &mask, NULL, sizeof mask);
 	sigfd = (int)syscall(SYS_signalfd4, -1, &mask, sizeof mask, SFD_CLOEXEC | SFD_NONBLOCK);
-}
-
-/*
- * One follower at a time: the initramfs's child lives on in the real
- * root, where a unit may start another. The newcomer takes the place:
- * it connects to the one there, which ends as on SIGTERM, and binds the
- * name once it is free (a second at most; after that it follows anyway,
- * and says so). Abstract names are per network namespace, as uevents are.
- */
-static void place_take(void)
-{
-	struct timespec ts = { 0, 10000000 };
-	int i, c;
-
-	place = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	for (i = 0; i < 100; i++) {
-		if (syscall(SYS_bind, place, &follower, sizeof follower) == 0) {
-			(void)syscall(SYS_listen, place, 1);
-			return;
-		}
-		c = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		(void)syscall(SYS_connect, c, &follower, sizeof follower);
-		fd_close(c);
-		(void)syscall(SYS_nanosleep, &ts, NULL);
-	}
-	say(LOG_WARNING, "-f: another follower keeps its place: %e", errno);
 }
 
 /*
@@ -167,8 +136,7 @@ static void follow_event(char *buf, size_t n)
  */
 static void uevent_wait(long long until, int soon)
 {
-	struct pollfd pfd[3] = { { .fd = sock, .events = POLLIN }, { .fd = sigfd, .events = POLLIN },
-		{ .fd = place, .events = POLLIN } };
+	struct pollfd pfd[2 + PLACES] = { { .fd = sock, .events = POLLIN }, { .fd = sigfd, .events = POLLIN } };
 	long long wait = until - now_ms();
 	struct timespec ts;
 	ssize_t n;
@@ -177,19 +145,18 @@ static void uevent_wait(long long until, int soon)
 		wait = soon;
 	if (wait < 0)
 		wait = 0;
+	place_poll(pfd + 2);
 	ts.tv_sec = wait / 1000;
 	ts.tv_nsec = wait % 1000 * 1000000;
 	/* The raw call: musl's poll() converts to ppoll itself where poll is missing (arm64). */
-	if (syscall(SYS_ppoll, pfd, sock < 0 ? 0 : sigfd < 0 ? 1 : 3, until == LLONG_MAX && !soon ? NULL : &ts,
+	if (syscall(SYS_ppoll, pfd, sock < 0 ? 0 : sigfd < 0 ? 1 : 2 + PLACES, until == LLONG_MAX && !soon ? NULL : &ts,
 	    NULL, 0) <= 0)
 		return;
 	while (sigfd >= 0 && syscall(SYS_read, sigfd, buf, 128) == 128)
 		got |= 1U << *(unsigned *)buf;
-	/* A newer follower knocked (place_take): it takes over. */
-	if (pfd[2].revents) {
-		say(LOG_INFO, "another follower takes over");
+	/* A newer follower knocked (place.c): it takes over. */
+	if (place_answer(pfd + 2))
 		got |= 1U << SIGTERM;
-	}
 	for (;;) {
 		n = syscall(SYS_recvfrom, sock, buf, sizeof buf, MSG_DONTWAIT, 0, 0);
 		/*
@@ -228,10 +195,26 @@ static int bg_fork(int pending)
 	return 1;
 }
 
+/*
+ * The rules written (a set once, not each of its devices) held, waiting,
+ * failed, and done with a device -f saw go, for the service manager
+ * (notify.c).
+ */
+static void rules_notify(int what)
+{
+	unsigned count[COUNTS] = { 0 };
+	const struct rule *r;
+
+	for (r = rules; r < rules + conf.nrules; r++)
+		if (!r->set)
+			count[r->state == WAITING ? WAITS : r->state == FAILED ? FAILS : r->gone ? ABSENT : HELD]++;
+	notify(what, count);
+}
+
 static int rules_run(void)
 {
 	long long now, until;
-	int i, pending, soon, failed = 0, forked = 0;
+	int i, pending, soon, failed = 0, forked = 0, ready = 0;
 
 	log_batch(1);
 	rules_arm(NULL, ALL);
@@ -272,16 +255,30 @@ static int rules_run(void)
 			goto count;
 		if (flag[FOLLOW] && sigfd < 0) {
 			sig_open();
-			place_take();
+			place_take(socket_path);
+		}
+		/*
+		 * Settled: every rule held, failed or timed out, and the place
+		 * taken. Units ordered after the follower may start now.
+		 */
+		if (flag[FOLLOW] && !pending && !ready) {
+			ready = 1;
+			rules_notify(READY);
+		} else if (flag[FOLLOW]) {
+			rules_notify(STATUS);
 		}
 		uevent_wait(until, soon);
 		/* SIGHUP: the rules and the parameters read again, all applied again. */
 		if (got & 1U << SIGHUP) {
 			got &= ~(1U << SIGHUP);
+			rules_notify(RELOADING);
+			ready = 0;
 			rules_reload();
 			rules_arm(NULL, ALL);
 		}
 	}
+	if (got)
+		rules_notify(STOPPING);
 	/*
 	 * A follower ended by a signal or by another follower misses no
 	 * device: what it held it hands back, and says so.
@@ -304,10 +301,12 @@ count:
 /*
  * Waits and applies the rules loaded; the exit status. rescan: the tree
  * need not send uevents (a root given with -r), so look at it every
- * RESCAN_MS too, as where the socket cannot be opened.
+ * RESCAN_MS too, as where the socket cannot be opened. socket: where a
+ * follower listens for a newer one, beside the abstract name.
  */
-int rules_apply(int rescan)
+int rules_apply(int rescan, const char *socket)
 {
+	socket_path = socket;
 	if (!conf.nrules && !flag[FOLLOW])
 		return conf.bad != 0;
 	sock = uevent_open();

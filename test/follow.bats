@@ -16,7 +16,7 @@ USB_IF=1-1:1.0
 # its output in $FAKE/follow.out; FOLLOW_PID is drvbind's pid
 follow() {
 	nsenter -t "$FAKE_NSPID" -n -- ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" \
-		-m "$FAKE/modprobe" -f "$@" </dev/null >"$FAKE/follow.out" 2>&1 3>&- &
+		-m "$FAKE/modprobe" -s "$FAKE/follow.sock" -f "$@" </dev/null >"$FAKE/follow.out" 2>&1 3>&- &
 	FOLLOW_PID=$!
 	echo "$FOLLOW_PID" >>"$FAKE/pids"
 	follow_ready
@@ -285,7 +285,7 @@ until_on() {
 	# the child keeps stderr: a file, not bats' pipe, which would wait for it
 	st=0
 	fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" \
-		-b </dev/null >"$FAKE/bg.out" 2>"$FAKE/follow.out" 3>&- || st=$?
+		-s "$FAKE/follow.sock" -b </dev/null >"$FAKE/bg.out" 2>"$FAKE/follow.out" 3>&- || st=$?
 	[ "$st" -eq 0 ]
 	run cat "$FAKE/follow.out"
 	assert_output_is <<-EOF
@@ -375,7 +375,7 @@ until_on() {
 	grep -qx "exec $FAKE/bin/drvbind -f" "$svc/run"
 	cat >"$FAKE/bin/drvbind" <<-SH
 	#!/bin/sh
-	exec nsenter -t $FAKE_NSPID -n -- ${RUN:+$RUN }$BIN -r $SYS -k $FAKE/cmdline -c $FAKE/conf -m $FAKE/modprobe "\$@"
+	exec nsenter -t $FAKE_NSPID -n -- ${RUN:+$RUN }$BIN -r $SYS -k $FAKE/cmdline -c $FAKE/conf -m $FAKE/modprobe -s $FAKE/follow.sock "\$@"
 	SH
 	printf '#!/bin/sh\necho "$1 $2" >>%s\n' "$FAKE/finished" >"$svc/finish"
 	chmod 755 "$FAKE/bin/drvbind" "$svc/run" "$svc/finish"

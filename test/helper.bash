@@ -108,7 +108,7 @@ teardown() { fake_teardown; }
 # drvbind ARGS...: the binary under test on this test's tree and namespace
 drvbind() {
 	fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" \
-		-m "$FAKE/modprobe" "$@"
+		-m "$FAKE/modprobe" -s "$FAKE/follow.sock" "$@"
 }
 
 fake_cmdline() {

@@ -172,7 +172,7 @@ follow_bench() {
 
 	say "bench: the follower at rest, and through $n replugs"
 	fload
-	fstart "$BIN" -f "$FRULE" || return
+	fstart "$BIN" -f -s "$work/follow.sock" "$FRULE" || return
 	rss0=$(fstatus VmRSS) fds0=$(ffds)
 	q0=$(fquiet "$q")
 	for ((i = 1; i <= n; i++)); do freplug || break; done
@@ -182,7 +182,7 @@ follow_bench() {
 
 	say "bench: the follower's system calls per replug (strace -p, $n replugs)"
 	fload
-	fstart "$BIN" -f "$FRULE" || return
+	fstart "$BIN" -f -s "$work/follow.sock" "$FRULE" || return
 	ftrace "$work/sc.0" -c
 	funtrace
 	# every call of one replug, for RESULTS.md
@@ -198,7 +198,7 @@ follow_bench() {
 	say "bench: the follower's instructions per replug (callgrind, 0 and $n replugs)"
 	for f in 0 "$n"; do
 		fload
-		fstart valgrind -q --tool=callgrind --callgrind-out-file="$work/cg.follow.$f" "$BIN" -f "$FRULE" || return
+		fstart valgrind -q --tool=callgrind --callgrind-out-file="$work/cg.follow.$f" "$BIN" -f -s "$work/follow.sock" "$FRULE" || return
 		for ((i = 1; i <= f; i++)); do freplug || break; done
 		fstop
 	done
