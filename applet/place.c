@@ -94,9 +94,8 @@ static int dir_trusted(const char *path)
 	for (p = path; *p; p++)
 		if (*p == '/')
 			slash = p;
-	if (!slash || (size_t)(slash - path) >= sizeof dir) {
-		say(LOG_WARNING, "-f: %s: not an absolute path of at most %u bytes; no socket there", path,
-		    (unsigned)sizeof ((struct sockaddr_un *)0)->sun_path - 1);
+	if (!slash) {
+		say(LOG_WARNING, "-f: %s: not a path with a directory; no socket there", path);
 		return 0;
 	}
 	memcpy(dir, path, (size_t)(slash - path));
@@ -168,7 +167,11 @@ static int place_bind(const char *path)
 	int fd, i, ok;
 	mode_t mask;
 
-	if (path && (str_len(path) >= sizeof a.sun_path || !dir_trusted(path)))
+	if (path && str_len(path) >= sizeof a.sun_path) {
+		say(LOG_WARNING, "-f: %s: longer than %u bytes; no socket there", path, (unsigned)sizeof a.sun_path - 1);
+		return -1;
+	}
+	if (path && !dir_trusted(path))
 		return -1;
 	len = addr_of(&a, path);
 	fd = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

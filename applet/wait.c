@@ -217,6 +217,15 @@ static int rules_run(void)
 	int i, pending, soon, failed = 0, forked = 0, ready = 0;
 
 	log_batch(1);
+	/*
+	 * A newcomer takes the place before it moves anything, so the
+	 * follower it replaces ends before the two could fight over a
+	 * device. With -b (and PID 1) the child that follows takes it
+	 * once forked: the pid the kernel gives for the socket is the
+	 * follower's own.
+	 */
+	if (flag[FOLLOW] && !flag[BG])
+		place_take(socket_path);
 	rules_arm(NULL, ALL);
 	for (i = 0; i < conf.nrules; i++)
 		rules[i].quiet = 0;
@@ -255,7 +264,8 @@ static int rules_run(void)
 			goto count;
 		if (flag[FOLLOW] && sigfd < 0) {
 			sig_open();
-			place_take(socket_path);
+			if (flag[BG])
+				place_take(socket_path);
 		}
 		/*
 		 * Settled: every rule held, failed or timed out, and the place
