@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # modules.sh [-c CONF] [-k CMDLINE] [-r SYSFS] [-b BASEDIR] KVER
+# modules.sh -t CONF
 #
 # The kernel modules an initramfs needs for the drivers that drvbind
 # rules name, one a line on stdout; what was added and what was not goes
@@ -13,20 +14,55 @@
 # holds it through /sys/bus/BUS/drivers/DRIVER/module; otherwise the
 # name itself, and its '-'/'_' variants, are asked of modinfo for KVER,
 # the kernel the image is for (which need not be the running one).
+#
+# With -t, whether a hook may copy CONF into the image: status 0, or
+# status 1 and, unless CONF is missing, why not on stderr.
 set -u
 
-conf=/etc/drvbind.conf cmdline=/proc/cmdline sysfs=/sys base=
-while getopts c:k:r:b: opt; do
+usage="usage: modules.sh [-c CONF] [-k CMDLINE] [-r SYSFS] [-b BASEDIR] KVER
+       modules.sh -t CONF"
+
+# Whoever may write the config file chooses which driver gets which
+# device at the next boot (and which modules go into the image), so it
+# is taken only as drvbind itself takes it at run time: owned by root
+# (the image's drvbind runs as root), writable by no one else. A FIFO
+# would hold the build up: a regular file only. A link is judged by
+# its target, which is what drvbind opens and the builders copy.
+# trusted FILE: status 0, or 1 with the reason in $why.
+trusted() {
+	why=
+	if ! [ -f "$1" ]; then
+		why='not a regular file'
+	elif ! st=$(stat -L -c '%u %a' -- "$1"); then
+		why='cannot be examined'
+	elif [ "${st% *}" != 0 ]; then
+		why="owned by uid ${st% *}, not by root"
+	elif [ $((0${st#* } & 022)) -ne 0 ]; then
+		why='writable by group or others'
+	fi
+	[ -z "$why" ]
+}
+
+conf=/etc/drvbind.conf cmdline=/proc/cmdline sysfs=/sys base='' check=''
+while getopts c:k:r:b:t: opt; do
 	case $opt in
 	c) conf=$OPTARG ;;
 	k) cmdline=$OPTARG ;;
 	r) sysfs=$OPTARG ;;
 	b) base=$OPTARG ;;
+	t) check=$OPTARG ;;
 	*) exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { echo "usage: modules.sh [-c CONF] [-k CMDLINE] [-r SYSFS] [-b BASEDIR] KVER" >&2; exit 2; }
+if [ -n "$check" ]; then
+	[ $# -eq 0 ] || { echo "$usage" >&2; exit 2; }
+	[ -e "$check" ] || exit 1
+	trusted "$check" && exit 0
+	echo "drvbind: $check: $why; not copied into the image" >&2
+	exit 1
+fi
+[ $# -eq 1 ] || { echo "$usage" >&2; exit 2; }
 kver=$1
 
 # Every rule's value, one a line: the config file's lines (whole lines,
@@ -34,9 +70,13 @@ kver=$1
 # splits it (lib/cmdline.c next_arg: quotes group, a value's enclosing
 # quotes go, nothing after a bare "--" is a parameter).
 rules() {
-	if [ -f "$conf" ]; then
-		sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' -e '/^#/d' -e '/^$/d' \
-			-e '/^drvbind\./d' -e 's/^drvbind=//' "$conf"
+	if [ -e "$conf" ]; then
+		if trusted "$conf"; then
+			sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' -e '/^#/d' -e '/^$/d' \
+				-e '/^drvbind\./d' -e 's/^drvbind=//' "$conf"
+		else
+			echo "drvbind: $conf: $why; not read" >&2
+		fi
 	fi
 	if [ -f "$cmdline" ]; then
 		awk '

@@ -4,7 +4,8 @@
 # module resolver (initramfs/modules.sh), the boot scripts of each
 # builder run against a stub drvbind, dracut's and mkinitcpio's build
 # files sourced in a harness that stands in for the builder, real
-# mkinitramfs builds of the edge cases, make install, and shellcheck.
+# mkinitramfs and dracut builds of the edge cases (an untrusted config
+# file among them), make install, and shellcheck.
 # Files are taken as `make install DESTDIR=` puts them, paths filled in.
 # test/builders.bats boots the real images.
 
@@ -52,6 +53,23 @@ is() {
 	[[ $2 == "$3" ]] && return 0
 	echo "$1: expected '$3', got '$2'"
 	return 1
+}
+
+# conf_as UID MODE: /etc/drvbind.conf for ns, with a rule for pci-stub,
+# owned by UID with MODE.
+conf_as() {
+	rm -f "$T/etc/drvbind.conf"
+	echo 'pci/0000:00:05.0:pci-stub' >"$T/etc/drvbind.conf"
+	chown "$1" "$T/etc/drvbind.conf"
+	chmod "$2" "$T/etc/drvbind.conf"
+}
+
+# refused WHY: what a build says of /etc/drvbind.conf refused for WHY,
+# when the build host's command line holds a rule for vfio-pci.
+refused() {
+	echo "drvbind: /etc/drvbind.conf: $1; not copied into the image
+drvbind: /etc/drvbind.conf: $1; not read
+drvbind: vfio-pci: adding module vfio-pci"
 }
 
 @test "every initramfs script is shellcheck-clean" {
@@ -153,6 +171,72 @@ drvbind: vfio-pci: adding module vfio-pci"
 	is modules "$output" "pci-stub"
 }
 
+@test "the resolver takes no rules from a config file that another user owns, that group or others may write or that is not a regular file, and says why" {
+	echo 'pci/0000:00:05.0:pci-stub' >"$T/conf"
+	echo 'ro drvbind=0000:00:06.0:vfio-pci' >"$T/cmd"
+	chown 65534 "$T/conf"
+	resolve -c "$T/conf" -k "$T/cmd" -r "$T/nosys"
+	[ "$status" -eq 0 ]
+	is modules "$output" "vfio-pci"
+	is messages "$stderr" "drvbind: $T/conf: owned by uid 65534, not by root; not read
+drvbind: vfio-pci: adding module vfio-pci"
+	chown 0 "$T/conf"
+	for mode in 0664 0646; do
+		chmod "$mode" "$T/conf"
+		resolve -c "$T/conf" -k "$T/cmd" -r "$T/nosys"
+		[ "$status" -eq 0 ]
+		is "modules, $mode" "$output" "vfio-pci"
+		is "messages, $mode" "$stderr" "drvbind: $T/conf: writable by group or others; not read
+drvbind: vfio-pci: adding module vfio-pci"
+	done
+	# a FIFO would hold the build up
+	mkfifo "$T/fifo"
+	resolve -c "$T/fifo" -k "$T/cmd" -r "$T/nosys"
+	[ "$status" -eq 0 ]
+	is modules "$output" "vfio-pci"
+	is messages "$stderr" "drvbind: $T/fifo: not a regular file; not read
+drvbind: vfio-pci: adding module vfio-pci"
+	chmod 0644 "$T/conf"
+	resolve -c "$T/conf" -k "$T/cmd" -r "$T/nosys"
+	[ "$status" -eq 0 ]
+	is modules "$output" "pci-stub
+vfio-pci"
+}
+
+@test "modules.sh -t passes a regular file of root's that only root may write, is quiet about a missing one, and says why it refuses the rest" {
+	m=$TOP/initramfs/modules.sh
+	echo 'pci/0000:00:05.0:pci-stub' >"$T/conf"
+	chmod 0644 "$T/conf"
+	run --separate-stderr sh "$m" -t "$T/conf"
+	[ "$status" -eq 0 ]
+	is "0644 root" "$stderr" ""
+	chmod 0600 "$T/conf"
+	run --separate-stderr sh "$m" -t "$T/conf"
+	[ "$status" -eq 0 ]
+	run --separate-stderr sh "$m" -t "$T/missing"
+	[ "$status" -eq 1 ]
+	is missing "$stderr" ""
+	chmod 0664 "$T/conf"
+	run --separate-stderr sh "$m" -t "$T/conf"
+	[ "$status" -eq 1 ]
+	is 0664 "$stderr" "drvbind: $T/conf: writable by group or others; not copied into the image"
+	chmod 0646 "$T/conf"
+	run --separate-stderr sh "$m" -t "$T/conf"
+	[ "$status" -eq 1 ]
+	is 0646 "$stderr" "drvbind: $T/conf: writable by group or others; not copied into the image"
+	# a link is judged by the file it leads to, which is what gets copied
+	chmod 0644 "$T/conf"
+	chown 65534 "$T/conf"
+	ln -s conf "$T/link"
+	run --separate-stderr sh "$m" -t "$T/link"
+	[ "$status" -eq 1 ]
+	is "link to uid 65534" "$stderr" "drvbind: $T/link: owned by uid 65534, not by root; not copied into the image"
+	mkdir "$T/dir"
+	run --separate-stderr sh "$m" -t "$T/dir"
+	[ "$status" -eq 1 ]
+	is directory "$stderr" "drvbind: $T/dir: not a regular file; not copied into the image"
+}
+
 @test "initramfs-tools' boot script starts drvbind -b for a config file, for a command-line rule, and not at all without rules" {
 	s=$STAGE/usr/share/initramfs-tools/scripts/init-top/drvbind
 	run sh "$s" prereqs
@@ -248,6 +332,41 @@ systemctl_stub -q --root $T/initdir enable drvbind.service"
 	grep -qx 'WantedBy=sysinit.target' "$u"
 }
 
+# dracut_edge NAME: a real dracut image of drvbind's module alone, with
+# the staged module, the config in $T/etc, the build host's command line
+# $T/cmdline; its log in $T/NAME.log, its listing in $T/NAME.files.
+dracut_edge() {
+	sh "$TOP/test/initramfs/ns.sh" -u "$STAGE/usr" -u "$KDIR" -e "$T/etc" -k "$T/cmdline" -- \
+		dracut --no-hostonly --no-hostonly-cmdline --modules drvbind --tmpdir "$T" \
+		--force --kver "$KVER" "$T/$1.img" >"$T/$1.log" 2>&1 || {
+		cat "$T/$1.log"
+		return 1
+	}
+	lsinitrd "$T/$1.img" >"$T/$1.files"
+}
+
+@test "a real dracut build leaves out a config file that another user owns or others may write and says why; a root-owned 0644 one goes in" {
+	echo 'BOOT_IMAGE=/vmlinuz ro drvbind=0000:00:06.0:vfio-pci' >"$T/cmdline"
+	conf_as 65534 0644
+	dracut_edge owner
+	conf_as 0 0646
+	dracut_edge others
+	conf_as 0 0644
+	dracut_edge root
+	is owner "$(grep '^drvbind:' "$T/owner.log")" "$(refused 'owned by uid 65534, not by root')"
+	is others "$(grep '^drvbind:' "$T/others.log")" "$(refused 'writable by group or others')"
+	for n in owner others; do
+		! grep -q ' etc/drvbind\.conf$' "$T/$n.files" || false
+		! grep -q '/pci-stub\.ko$' "$T/$n.files" || false
+		grep -q '/vfio-pci\.ko$' "$T/$n.files"
+		grep -q ' usr/sbin/drvbind$' "$T/$n.files"
+	done
+	is root "$(grep '^drvbind:' "$T/root.log")" "drvbind: pci-stub: adding module pci-stub
+drvbind: vfio-pci: adding module vfio-pci"
+	grep -qE '^-rw-r--r-- +1 root +root .* etc/drvbind\.conf$' "$T/root.files"
+	grep -q '/pci-stub\.ko$' "$T/root.files"
+}
+
 # mkinitcpio_harness [systemd]: install/drvbind sourced by bash with
 # mkinitcpio's add_* functions standing in (mkinitcpio is not packaged
 # in Debian 12); with systemd, as after the systemd hook, which defines
@@ -295,6 +414,31 @@ add_runscript"
 	run bash -c ". '$STAGE/usr/lib/initcpio/install/drvbind'; help"
 	[ "$status" -eq 0 ]
 	[[ $output == *"before udev loads the native drivers"* ]]
+}
+
+@test "mkinitcpio's install hook leaves out a config file that another user owns or group or others may write and says why; a root-owned 0644 one goes in" {
+	echo "ro drvbind=0000:00:06.0:vfio-pci" >"$T/cmdline"
+	# left_out UID MODE WHY
+	left_out() {
+		conf_as "$1" "$2"
+		run --separate-stderr mkinitcpio_harness
+		[ "$status" -eq 0 ]
+		is "calls, $1 $2" "$(cat "$T/calls")" "add_binary /usr/sbin/drvbind /sbin/drvbind
+add_module vfio-pci
+add_runscript"
+		is "built, $1 $2" "$stderr" "$(refused "$3")"
+	}
+	left_out 65534 0644 'owned by uid 65534, not by root'
+	left_out 0 0664 'writable by group or others'
+	left_out 0 0646 'writable by group or others'
+	conf_as 0 0644
+	run --separate-stderr mkinitcpio_harness
+	[ "$status" -eq 0 ]
+	is calls "$(cat "$T/calls")" "add_binary /usr/sbin/drvbind /sbin/drvbind
+add_file /etc/drvbind.conf
+add_module pci-stub
+add_module vfio-pci
+add_runscript"
 }
 
 @test "mkinitcpio's run_earlyhook starts drvbind -b only with rules" {
@@ -346,4 +490,26 @@ mkinitramfs_edge() {
 	grep -q '/vfio-pci\.ko$' "$T/rules.files"
 	grep -qx "drvbind: nosuch-drv: no module found for $KVER; not added" "$T/rules.log"
 	grep -qx "drvbind: vfio-pci: adding module vfio-pci" "$T/rules.log"
+}
+
+@test "a real mkinitramfs build leaves out a config file that another user owns or group may write and says why; a root-owned 0644 one goes in" {
+	echo 'BOOT_IMAGE=/vmlinuz ro drvbind=0000:00:06.0:vfio-pci' >"$T/cmdline"
+	conf_as 65534 0644
+	mkinitramfs_edge owner
+	conf_as 0 0664
+	mkinitramfs_edge group
+	conf_as 0 0644
+	mkinitramfs_edge root
+	is owner "$(grep '^drvbind:' "$T/owner.log")" "$(refused 'owned by uid 65534, not by root')"
+	is group "$(grep '^drvbind:' "$T/group.log")" "$(refused 'writable by group or others')"
+	for n in owner group; do
+		! grep -q 'etc/drvbind\.conf' "$T/$n.files" || false
+		! grep -q '/pci-stub\.ko$' "$T/$n.files" || false
+		grep -q '/vfio-pci\.ko$' "$T/$n.files"
+		grep -qx 'usr/sbin/drvbind' "$T/$n.files"
+	done
+	is root "$(grep '^drvbind:' "$T/root.log")" "drvbind: pci-stub: adding module pci-stub
+drvbind: vfio-pci: adding module vfio-pci"
+	lsinitramfs -l "$T/root.img" | grep -qE '^-rw-r--r-- +1 root +root .* etc/drvbind\.conf$'
+	grep -q '/pci-stub\.ko$' "$T/root.files"
 }

@@ -18,7 +18,9 @@ depends() {
 
 install() {
 	inst_binary @SBINDIR@/drvbind /sbin/drvbind
-	if [ -f /etc/drvbind.conf ]; then
+	# A config file that someone besides root may write stays out:
+	# drvbind would refuse it at boot anyway, and modules.sh says why.
+	if sh @DATADIR@/modules.sh -t /etc/drvbind.conf; then
 		inst_simple /etc/drvbind.conf
 	fi
 	# With systemd as the initrd's init, hooks run inside units that are
