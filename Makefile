@@ -76,7 +76,7 @@ SRC  = applet/mem.c applet/parse.c applet/log.c applet/sysfs.c applet/proc.c \
        applet/conf.c applet/device.c applet/rule.c applet/set.c applet/place.c applet/notify.c \
        applet/wait.c applet/list.c applet/pid1.c applet/main.c
 HDR  = applet/drvbind.h applet/parse.h
-TEST_BIN = build/test/fakesys build/test/uevent build/test/benchrun build/test/sysfsmagic.so
+TEST_BIN = build/test/fakesys build/test/uevent build/test/benchrun build/test/sysfsmagic.so build/test/knock
 # The cross architectures make check builds, boots and tests, and the
 # bats files whose cases check the binary itself on each of them.
 CROSS    = arm64 armhf
@@ -176,6 +176,11 @@ build/test/benchrun: test/bench/benchrun.c test/fake/uevent.h
 	$(CC_) -static -O2 -Wall -Wextra -idirafter /usr/include \
 		-idirafter /usr/include/$$($(HOSTCC) -dumpmachine) -o $@ test/bench/benchrun.c
 
+# Static with musl: the lockdown boot's guest knocks with it (test/qemu/run.sh).
+build/test/knock: test/fake/knock.c
+	@mkdir -p build/test
+	$(CC_) -static -Os -Wall -Wextra -o $@ test/fake/knock.c
+
 build/test/sysfsmagic.so: test/bench/sysfsmagic.c
 	@mkdir -p build/test
 	$(HOSTCC) -O2 -Wall -Wextra -shared -fPIC -o $@ test/bench/sysfsmagic.c -ldl
@@ -212,7 +217,7 @@ check-cross: all $(O)/drvbind.syms $(TEST_BIN)
 # follower's endurance run goes 100 cycles there, not 1000.
 FAKE_TESTS = test/build.bats test/fake.bats test/rules.bats test/bind.bats test/wait.bats \
              test/register.bats test/follow.bats test/hostile.bats test/faults.bats test/analysis.bats \
-             test/sets.bats
+             test/sets.bats test/trust.bats test/notify.bats
 
 check-asan: deps
 	$(MAKE) all build/drvbind.syms build/asan/drvbind $(TEST_BIN)

@@ -3,10 +3,10 @@
 # The real-kernel tier: Debian's kernel under QEMU (TCG), a busybox
 # initramfs whose /init runs drvbind and reports on the second serial
 # port; drvbind comes from the prepend image concatenated in front of it.
-# Ten boots on Debian 12's kernel (test/qemu/run.sh, two at a time)
-# serve every test; three of them run drvbind as PID 1, one of them as a
-# follower (drvbind.follow=1), and one is a q35 machine with an
-# emulated IOMMU, where vfio-pci binds for real. The pci and the two
+# Eleven boots on Debian 12's kernel (test/qemu/run.sh, two at a time)
+# serve every test; four of them run drvbind as PID 1, two of them as a
+# follower (drvbind.follow=1: follow and lockdown), and one is a q35
+# machine with an emulated IOMMU, where vfio-pci binds for real. The pci and the two
 # timing boots boot again on 5.10 and 6.12 (the kernel matrix, at the
 # end). The guest's side is test/qemu/guest/, one script per boot.
 #
@@ -745,6 +745,159 @@ follow_only() {
 	is "drvbind's lines" "$(follow_said term)" ""
 	# and in the whole boot nothing failed
 	! grep 'failed at' "$QEMU_OUT/follow/results"
+}
+
+# The lockdown boot (test/qemu/guest/lockdown.sh): the USB storage
+# lockdown, drvbind as PID 1 with only
+#   drvbind=usb/*,bInterfaceClass=08:none drvbind.follow=1
+# a device set of every USB interface of class 08 (mass storage), kept
+# without a driver by the follower. One qemu-xhci holds a usb-storage
+# stick (its interface 2-1:1.0) and a usb-tablet (1-2:1.0, on usbhid: the
+# control). The init loads the drivers, re-enumerates the stick, reloads
+# usb-storage, then knocks on the follower as uid 65534 with /bin/knock
+# (test/fake/knock.c) on every socket it listens on, as /proc/net/unix
+# names them: knock1 three times from one process, knock2 and knock3
+# once each; re-enumerates the stick again; and last knocks as root.
+# Each step's report is STEP.*, taken once the follower has read every
+# uevent; KNOCK.out is the knock's own ("self pid PID uid UID gid GID",
+# then "PLACE connected peer-pid PID peer-uid UID closed|open MS" or
+# "PLACE refused ERRNO" for each connection).
+
+# lockdown_pid: the follower PID 1 left
+lockdown_pid() {
+	local p
+	p=$(val lockdown boot.child)
+	echo "${p%%:*}"
+}
+
+# lockdown_ok STEP: nothing drvbind said in the step failed or is above
+# warning, and the follower is the one PID 1 left
+lockdown_ok() {
+	local bad
+	bad=$(grep -E "^$1\.dmesg <(8|9|1[01])>drvbind: |^$1\.dmesg .*drvbind: .*failed at" "$QEMU_OUT/lockdown/results") || :
+	[[ -z $bad ]] || { echo "$1: drvbind said:"; echo "$bad"; return 1; }
+	is "the follower at $1" "$(val lockdown "$1.child")" "$(val lockdown boot.child)"
+}
+
+# locked STEP: the stick's interface without a driver and authorized 0,
+# the tablet's on usbhid
+locked() {
+	has lockdown "$1.stick" 2-1:1.0
+	has lockdown "$1.link" "usb/2-1:1.0 none"
+	has lockdown "$1.authorized" "usb/2-1:1.0 0"
+	has lockdown "$1.tablet" 1-2:1.0
+	has lockdown "$1.link" "usb/1-2:1.0 usbhid"
+	has lockdown "$1.authorized" "usb/1-2:1.0 1"
+}
+
+# knocker N: the pid of the process knockN
+knocker() {
+	val lockdown "knock$1.out self pid" | awk '{ print $1 }'
+}
+
+@test "drvbind=usb/*,bInterfaceClass=08:none with drvbind.follow=1 as PID 1 keeps the stick's mass-storage interface without a driver as it appears, and leaves the tablet on usbhid" {
+	booted lockdown
+	has lockdown boot.cmdline "console=ttyS0 panic=-1 scenario=lockdown rdinit=/sbin/drvbind drvbind.follow=1 drvbind=usb/*,bInterfaceClass=08:none"
+	has lockdown boot.dmesg "<6>Run /sbin/drvbind as init process"
+	has lockdown boot.dmesg "<14>drvbind: following 1 rule(s) in the background"
+	[[ $(lockdown_pid) =~ ^[0-9]+$ ]] || { echo "no follower when the next init started"; false; }
+	# no USB at all when drvbind started: the set waited for its devices
+	has lockdown boot.stick absent
+	lockdown_ok start
+	locked start
+	has lockdown start.dmesg "<6>usb-storage 2-1:1.0: USB Mass Storage device detected"
+	has lockdown start.dmesg "<14>drvbind: usb/*,bInterfaceClass=08: 2-1:1.0 on none"
+}
+
+@test "the stick re-enumerated (authorized 0, then 1): usb-storage probes its new interface and the follower takes it away again, authorized 0" {
+	booted lockdown
+	lockdown_ok reenum
+	# a new interface is authorized, and usb-storage took it: the 0 is the follower's
+	has lockdown reenum.dmesg "<6>usb 2-1: authorized to connect"
+	has lockdown reenum.dmesg "<6>usb-storage 2-1:1.0: USB Mass Storage device detected"
+	locked reenum
+}
+
+@test "usb-storage unloaded and loaded again does not get the stick back: the kernel refuses it the unauthorized interface" {
+	booted lockdown
+	lockdown_ok reload
+	has lockdown reload.dmesg "<6>usbcore: deregistering interface driver usb-storage"
+	has lockdown reload.dmesg "<6>usbcore: registered new interface driver usb-storage"
+	has lockdown reload.dmesg "<3>usb-storage 2-1:1.0: Interface 0 is not authorized for usage"
+	locked reload
+}
+
+@test "an unprivileged user who knocks on the follower's abstract name reaches it, and the follower does not end: the same pid goes on following" {
+	booted lockdown
+	local pid abs n
+	pid=$(lockdown_pid)
+	# the name as /proc/net/unix shows it to anyone
+	abs=$(sed -n 's/^knock\.listen \(@.*\)$/\1/p' "$QEMU_OUT/lockdown/results")
+	[[ -n $abs ]] || { echo "the follower listens on no abstract name"; false; }
+	has_re lockdown knock1.out "self pid [0-9]+ uid 65534 gid 65534"
+	# the kernel says who listens there: the follower itself; a
+	# stranger's connection is closed at once
+	has_re lockdown knock1.out "$abs connected peer-pid $pid peer-uid 0 closed [0-9]+"
+	lockdown_ok knock
+	locked knock
+	for n in 2 3; do
+		has_re lockdown "knock$n.out" "self pid [0-9]+ uid 65534 gid 65534"
+		has_re lockdown "knock$n.out" "$abs connected peer-pid $pid peer-uid 0 closed [0-9]+"
+	done
+	# each of the five connections reached the follower; three pids
+	is "abstract knocks answered" "$(grep -c "^knock[123]\.out $abs connected peer-pid $pid " "$QEMU_OUT/lockdown/results")" 5
+	is "knockers" "$(for n in 1 2 3; do knocker $n; done | sort -u | wc -l)" 3
+	! grep -F "drvbind: another follower takes over" <(grep '^knock\.' "$QEMU_OUT/lockdown/results")
+}
+
+@test "each unprivileged knocker is logged once, as a warning naming uid 65534 and its pid, however often it knocks" {
+	booted lockdown
+	local n p c
+	for n in 1 2 3; do
+		p=$(knocker $n)
+		[[ $p =~ ^[0-9]+$ ]] || { echo "knock$n: no pid"; false; }
+		c=$(grep -cE "^knock\.dmesg <12>drvbind: .*uid 65534 .*pid $p[^0-9]" "$QEMU_OUT/lockdown/results") || :
+		# knock1 knocked three times: still one line
+		is "warnings for knock$n (pid $p)" "$c" 1
+	done
+	is "drvbind's warnings" "$(grep -c '^knock\.dmesg <12>drvbind: ' "$QEMU_OUT/lockdown/results")" 3
+}
+
+@test "the follower listens at @drvbind-follow and at /run/drvbind.sock, a socket file root's alone: an unprivileged connect there is refused with EACCES" {
+	booted lockdown
+	is "listening sockets" "$(grep '^knock\.listen ' "$QEMU_OUT/lockdown/results" | sort | tr '\n' ';')" \
+		"knock.listen /run/drvbind.sock;knock.listen @drvbind-follow;"
+	has_re lockdown knock.sockfile "socket [0-7]00 0"
+	is "refused knocks on the path" "$(grep -c '^knock[123]\.out /run/drvbind\.sock refused EACCES$' "$QEMU_OUT/lockdown/results")" 5
+	! grep -E '^knock[123]\.out /run/drvbind\.sock connected' "$QEMU_OUT/lockdown/results"
+}
+
+@test "after the knocks the same follower still locks the stick through another re-enumeration, and the tablet stays on usbhid" {
+	booted lockdown
+	lockdown_ok after
+	has lockdown after.dmesg "<6>usb 2-1: authorized to connect"
+	has lockdown after.dmesg "<6>usb-storage 2-1:1.0: USB Mass Storage device detected"
+	locked after
+	# the stick never got as far as a disk
+	! grep -E '^(start|reenum|reload|knock|after)\.dmesg .*(Direct-Access|Attached SCSI)' "$QEMU_OUT/lockdown/results"
+}
+
+@test "a knock from root, the follower's equal, ends it with status 0 and leaves the stick locked" {
+	booted lockdown
+	local pid
+	pid=$(lockdown_pid)
+	has_re lockdown root.out "self pid [0-9]+ uid 0 gid 0"
+	has_re lockdown root.out "@drvbind-follow connected peer-pid $pid peer-uid 0 closed [0-9]+"
+	has lockdown root.dmesg "<14>drvbind: another follower takes over"
+	has lockdown root.state ended
+	within "ended after" "$(val lockdown root.ms)" 0 2000
+	is "exit_group calls" "$(grep '^root\.exit_group ' "$QEMU_OUT/lockdown/results")" "root.exit_group 0"
+	is "drvbind processes after" "$(val lockdown root.child)" ""
+	is "sockets left listening" "$(grep -c '^root\.listen ' "$QEMU_OUT/lockdown/results")" 0
+	# what it held stays held
+	locked root
+	# and in the whole boot nothing failed
+	! grep 'failed at' "$QEMU_OUT/lockdown/results"
 }
 
 # The vfio boot (test/qemu/guest/vfio.sh): QEMU's q35 with an emulated

@@ -4,8 +4,8 @@
 # guest's report in build/qemu/out/NAME/results ("RUN.KEY VALUE" lines,
 # see test/qemu.bats), beside its console.log.
 #
-#   test/qemu/run.sh [SCENARIO[@SUITE]...]   vfio follow late pcitiming
-#                          usbtiming pid1 pci missing malformed myinit, then
+#   test/qemu/run.sh [SCENARIO[@SUITE]...]   vfio follow lockdown late
+#                          pcitiming usbtiming pid1 pci missing malformed myinit, then
 #                          pcitiming@S usbtiming@S pci@S for each S of
 #                          QEMU_SUITES (default "bullseye trixie")
 #
@@ -37,11 +37,18 @@ fi
 # Longest first, so the boots running side by side end close together;
 # then the core scenarios again on each kernel of QEMU_SUITES.
 if [ $# -eq 0 ]; then
-	set -- vfio follow late pcitiming usbtiming pid1 pci missing malformed myinit
+	set -- vfio follow lockdown late pcitiming usbtiming pid1 pci missing malformed myinit
 	for suite in ${QEMU_SUITES-bullseye trixie}; do
 		set -- "$@" "pcitiming@$suite" "usbtiming@$suite" "pci@$suite"
 	done
 fi
+
+# lockdown's knock on the follower's sockets (test/fake/knock.c): static,
+# with musl, for the guest.
+case " $* " in
+*" lockdown"[@\ ]*)
+	make -s build/test/knock ;;
+esac
 
 # The kernel and test image of each suite named, once per run: Debian
 # 12's own in build/qemu, another suite's in build/qemu/SUITE (kernel.sh
@@ -211,6 +218,31 @@ scenario() {
 			-device "$hotstick" \
 			-chardev "pipe,id=qmp,path=$d/qmp" -mon chardev=qmp,mode=control
 		wait "$!" ;;
+	lockdown)
+		# The USB storage lockdown: drvbind as PID 1 keeps every mass
+		# storage interface (class 08) without a driver, a device set,
+		# and follows it; a tablet on the same controller is the
+		# control. The guest (lockdown.sh) also needs usbhid and the
+		# knock (test/fake/knock.c): one more archive behind the
+		# image, its modules as the test image holds them (/mod).
+		img=$dir/lockdown.cpio
+		kdir=${kernel%/boot/*} kver=${kernel##*/vmlinuz-}
+		x=$dir/lockdown.d
+		rm -rf "$x"
+		mkdir -p "$x/bin" "$x/mod"
+		cp build/test/knock "$x/bin/knock"
+		modprobe -d "$kdir" -S "$kver" --show-depends usbhid |
+			awk '$1 == "insmod" { print $2 }' | while read -r ko; do
+			cp "$ko" "$x/mod/"
+			echo "/mod/${ko##*/}"
+		done >"$x/mod/usbhid.list"
+		{
+			cat "$initrd"
+			(cd "$x" && find bin mod -type f | LC_ALL=C sort | cpio -o -H newc --owner=0:0 --quiet)
+		} >"$img"
+		rm -rf "$x"
+		boot lockdown "rdinit=/sbin/drvbind drvbind.follow=1 drvbind=usb/*,bInterfaceClass=08:none" \
+			$stick -device usb-tablet,bus=xhci.0 ;;
 	*)
 		echo "run.sh: no scenario $1" >&2
 		return 1 ;;

@@ -1,0 +1,225 @@
+# SPDX-License-Identifier: MIT
+# The USB storage lockdown on the real kernel. drvbind ran as PID 1
+# (rdinit=/sbin/drvbind, from the prepend image) with
+#   drvbind=usb/*,bInterfaceClass=08:none drvbind.follow=1
+# a device set: every USB interface of class 08 (mass storage) kept
+# without a driver, by its follower, through whatever comes later. At
+# boot there is no USB at all (xhci-pci is a module this init loads);
+# the machine has a usb-storage stick and a usb-tablet on one qemu-xhci.
+# Each step changes the machine under the follower, waits until it has
+# settled, and reports as STEP.*: the follower's pid, the stick's and
+# the tablet's interfaces (STEP.stick ID, STEP.tablet ID), each one's
+# driver and authorized, the kernel log since the step before (read and
+# cleared at once) and the modprobe requests:
+#   start   usb-storage, usbhid and xhci-pci loaded: the stick's
+#           interface held (none, authorized 0), the tablet's on usbhid
+#   reenum  the stick's USB device deauthorized and authorized again,
+#           which makes its interface anew, probed by usb-storage
+#   reload  usb-storage unloaded and loaded again
+#   knock   the uid 65534 knocking on the follower's places with
+#           /bin/knock (test/fake/knock.c): knock1 three times from one
+#           process, knock2 and knock3 once each, each a process (pid)
+#           of its own; KNOCK.out is the knock's own report
+#           ("self pid PID uid UID gid GID", then one line per
+#           connection). knock.listen: the follower's listening sockets
+#           in /proc/net/unix, knock.sockfile: the path socket's mode
+#           and owner
+#   after   the stick re-enumerated once more, after the knocks
+#   root    a knock as root (root.out), an equal: the follower must end
+#           (root.state ended or running, root.ms); root.exit_group,
+#           its exit status, from the kernel's trace of its
+#           exit_group()
+
+# the follower's uevent sockets (see idle), and the last stick seen
+follower='' socks=' ' stick='' tablet=''
+
+# class_intf CLASS: the first USB interface of that bInterfaceClass
+class_intf() {
+	local d
+	for d in /sys/bus/usb/devices/*:*; do
+		[ "$(cat "$d/bInterfaceClass" 2>/dev/null)" = "$1" ] && { echo "${d##*/}"; return; }
+	done
+}
+
+# until_ok CMD...: wait (10 s at most) until CMD succeeds
+until_ok() {
+	local i=0
+	while ! "$@" && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# held: the stick's interface is there, without a driver, authorized 0
+held() {
+	stick=$(class_intf 08)
+	[ -n "$stick" ] && [ "$(driver_of usb "$stick")" = none ] &&
+		[ "$(cat "/sys/bus/usb/devices/$stick/authorized")" = 0 ]
+}
+
+# hid: the tablet's interface is on usbhid
+hid() {
+	tablet=$(class_intf 03)
+	[ -n "$tablet" ] && [ "$(driver_of usb "$tablet")" = usbhid ]
+}
+
+gone() {
+	[ ! -e "/sys/bus/usb/devices/$1" ]
+}
+
+# idle: the follower has read every uevent sent so far and sleeps (5 s
+# at most), as in follow.sh: it is in S, and the receive queues of its
+# uevent sockets are empty, twice 0.1 s apart.
+idle() {
+	local i=0 n=0 st
+	while [ $n -lt 2 ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+		read -r _ _ st _ <"/proc/$follower/stat" 2>/dev/null || return
+		if [ "$st" = S ] && awk -v s="$socks" 'index(s, " " $10 " ") && $5 != 0 { q = 1 } END { exit q }' \
+			"/proc/$follower/net/netlink"; then
+			n=$((n + 1))
+		else
+			n=0
+		fi
+	done
+}
+
+# step NAME: the report of a step, once the follower has had its say;
+# of the kernel log, only the lines that $keep (an ERE) matches
+keep=
+step() {
+	local t
+	idle
+	say "$1.child $(procs drvbind)"
+	stick=$(class_intf 08) tablet=$(class_intf 03)
+	say "$1.stick ${stick:-absent}"
+	say "$1.tablet ${tablet:-absent}"
+	for t in $stick $tablet; do
+		say "$1.link usb/$t $(driver_of usb "$t")"
+		say "$1.authorized usb/$t $(cat "/sys/bus/usb/devices/$t/authorized")"
+	done
+	dmesg -r -c | sed 's/^\(<[0-9]*>\)\[[^]]*\] */\1/' | grep -E -e "$keep" | say_lines "$1.dmesg "
+	if [ -f /run/modprobe.log ]; then
+		say_lines "$1.modprobe " </run/modprobe.log
+		rm -f /run/modprobe.log
+	fi
+}
+
+# reenum: the stick's USB device deauthorized and authorized again
+reenum() {
+	local dev="${stick%%:*}"
+	echo 0 >"/sys/bus/usb/devices/$dev/authorized"
+	until_ok gone "$stick"
+	echo 1 >"/sys/bus/usb/devices/$dev/authorized"
+	until_ok held
+}
+
+# ms_now: milliseconds since boot in $ms, with builtins only
+ms_now() {
+	local up c
+	read -r up c </proc/uptime
+	c=${up#*.}
+	ms=$((${up%.*} * 1000 + ${c#0} * 10))
+}
+# ending T0: whether the follower has ended (gone, or a zombie: this
+# init reaps it unasked), 2 s after T0 at most: $state, ended or running
+ending() {
+	local st t0="$1"
+	state=running
+	while :; do
+		if ! read -r st <"/proc/$follower/stat" 2>/dev/null; then
+			state=ended
+			return
+		fi
+		# shellcheck disable=SC2086 # the fields of the stat line
+		set -- $st
+		if [ "$3" = Z ]; then
+			state=ended
+			return
+		fi
+		ms_now
+		[ $((ms - t0)) -lt 2000 ] || return
+		sleep 0.05
+	done
+}
+# follower_socks: the inodes of the follower's sockets, " I1 I2 ... "
+follower_socks() {
+	local f l
+	socks=" "
+	for f in "/proc/$follower/fd/"*; do
+		l=$(readlink "$f")
+		case $l in
+		socket:*) l=${l#*[} socks="$socks${l%]} " ;;
+		esac
+	done
+}
+
+# The drvbind that PID 1 left, and its sockets.
+say "boot.cmdline $(cat /proc/cmdline)"
+follower=$(procs drvbind)
+follower=${follower%%:*}
+follower_socks
+keep='drvbind: |Run /sbin/drvbind'
+step boot
+keep=
+
+# The drivers, then the controller: the stick and the tablet appear.
+load usb-storage
+load usbhid
+load xhci-pci
+until_ok held
+until_ok hid
+step start
+
+# 1. Re-enumerated: a new interface, which usb-storage probes.
+reenum
+step reenum
+
+# 2. usb-storage out and in again.
+rmmod usb_storage
+load usb-storage
+step reload
+
+# 3. An unprivileged user knocks; the follower must keep following.
+# Where: every socket the follower listens on, by the name that
+# /proc/net/unix shows anyone (its inode one of the follower's fds).
+# Every connection is answered before the next is made (knock waits
+# for its end), so that each is the follower's to judge alone.
+follower_socks
+places=$(awk -v s="$socks" '$4 == "00010000" && index(s, " " $7 " ") { print $8 }' /proc/net/unix)
+echo "$places" | say_lines "knock.listen "
+say "knock.sockfile $(stat -c '%F %a %u' /run/drvbind.sock 2>/dev/null || echo absent)"
+# shellcheck disable=SC2086 # the names, one a word
+{
+	/bin/knock -u 65534:65534 -n 3 $places | say_lines "knock1.out "
+	/bin/knock -u 65534:65534 $places | say_lines "knock2.out "
+	/bin/knock -u 65534:65534 $places | say_lines "knock3.out "
+}
+step knock
+
+# 4. The stick re-enumerated again, after the knocks: still held?
+reenum
+until_ok hid
+step after
+
+# 5. Root knocks: an equal, for whom the follower ends (status 0, as on
+# SIGTERM). Its exit status from the kernel's trace of exit_group(), as
+# in follow.sh: this init reaps it unasked.
+tr=/sys/kernel/tracing
+ev=$tr/events/syscalls/sys_enter_exit_group
+mount -t tracefs tracefs $tr
+echo "common_pid == ${follower:-0}" >$ev/filter
+echo 1 >$ev/enable
+ms_now
+t0=$ms
+abstract=$(echo "$places" | grep '^@' | head -n 1)
+/bin/knock "${abstract:-@drvbind-follow}" | say_lines "root.out "
+ending "$t0"
+ms_now
+say "root.state $state"
+say "root.ms $((ms - t0))"
+echo 0 >$ev/enable
+sed -n 's/.*sys_exit_group(error_code: \([^)]*\))$/\1/p' $tr/trace | say_lines "root.exit_group "
+awk -v s="$socks" '$4 == "00010000" && index(s, " " $7 " ") { print $8 }' /proc/net/unix | say_lines "root.listen "
+step root
