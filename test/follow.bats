@@ -12,74 +12,6 @@ load helper
 
 USB_IF=1-1:1.0
 
-# follow ARGS...: drvbind -f in the background on this test's tree,
-# its output in $FAKE/follow.out; FOLLOW_PID is drvbind's pid
-follow() {
-	nsenter -t "$FAKE_NSPID" -n -- ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" \
-		-m "$FAKE/modprobe" -s "$FAKE/follow.sock" -f "$@" </dev/null >"$FAKE/follow.out" 2>&1 3>&- &
-	FOLLOW_PID=$!
-	echo "$FOLLOW_PID" >>"$FAKE/pids"
-	follow_ready
-}
-
-# follow_ready: the first pass is over: the follower has its signalfd
-follow_ready() {
-	wait_signalfd "$FOLLOW_PID" && return 0
-	echo "drvbind -f did not start following; it said:"
-	cat "$FAKE/follow.out"
-	return 1
-}
-
-# follow_end: SIGTERM, and its exit status in FOLLOW_STATUS
-follow_end() {
-	kill -TERM "$FOLLOW_PID"
-	FOLLOW_STATUS=0
-	wait "$FOLLOW_PID" || FOLLOW_STATUS=$?
-}
-
-# follow_said [TEXT] (or stdin): follow_end, with status 0, and what the
-# follower said is TEXT exactly
-follow_said() {
-	follow_end
-	if ((FOLLOW_STATUS)); then
-		echo "status $FOLLOW_STATUS; drvbind said:"
-		cat "$FAKE/follow.out"
-		return 1
-	fi
-	run cat "$FAKE/follow.out"
-	assert_output_is "$@"
-}
-
-# stopped CMD...: CMD with drvbind stopped, so that it wakes on the state
-# after all of it (the uevents wait on its socket)
-stopped() {
-	kill -STOP "$FOLLOW_PID"
-	"$@"
-	kill -CONT "$FOLLOW_PID"
-}
-
-# until_driver B ID D: the device is on D (none: unbound) within 5 s
-until_driver() {
-	local i got
-	for ((i = 0; i < 500; i++)); do
-		got=$(readlink "$SYS/bus/$1/devices/$2/driver" 2>/dev/null) || got=none
-		[[ ${got##*/} == "$3" ]] && return 0
-		sleep 0.01
-	done
-	echo "$1/$2 is on ${got##*/}, not $3; drvbind said:"
-	cat "$FAKE/follow.out"
-	echo "write log:"
-	cat "$FAKE/log"
-	return 1
-}
-
-# replug B ID [fake_device's ARGs...]: fake_unplug, then fake_plug, each
-# with the follower stopped
-replug() {
-	stopped fake_unplug "$1" "$2"
-	stopped fake_plug "$@"
-}
-
 @test "a follower moves a PCI device again after a remove and a rescan give it back to its native driver" {
 	pci_stub_setup
 	follow "pci/$E1000:pci-stub"
@@ -205,21 +137,6 @@ status_of() {
 fds_of() {
 	local -a f=(/proc/"$FOLLOW_PID"/fd/*)
 	echo "${#f[@]}"
-}
-
-# idle: without a fork (but the first time, for the socket), the follower
-# sleeps in ppoll() with nothing left to read on its uevent socket
-# (fake_idle), so that it has done with every event so far
-idle() {
-	if [[ -z ${FOLLOW_INO-} ]]; then
-		FOLLOW_INO=$(fake_nlsock "$FOLLOW_PID") || {
-			echo "the follower has no uevent socket"
-			return 1
-		}
-	fi
-	fake_idle "$FOLLOW_PID" "$FOLLOW_INO" && return 0
-	echo "the follower never went idle"
-	return 1
 }
 
 # until_on B ID D: without a fork, the follower is idle and the device on D

@@ -751,6 +751,125 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 SERIAL_TO_PARPORT="bus/pnp/drivers/serial/unbind 00:05 -> ok
 bus/pnp/drivers/parport_pc/bind 00:05 -> ok"
 
+# Followers (-f): started, waited for, ended, and the devices they move.
+
+# follow ARGS...: drvbind -f in the background on this test's tree, its
+# output in $FAKE/follow.out; FOLLOW_PID is drvbind's pid. It gets
+# NOTIFY_SOCKET only as $NOTIFY (whatever runs the suite may have one),
+# and runs in $FOLLOW_DIR with fd 5 open on $FOLLOW_FD5 where they are set.
+follow() {
+	(
+		[[ -z ${FOLLOW_DIR-} ]] || cd "$FOLLOW_DIR" || exit 1
+		[[ -z ${FOLLOW_FD5-} ]] || exec 5<>"$FOLLOW_FD5"
+		if [[ -n ${NOTIFY-} ]]; then export NOTIFY_SOCKET=$NOTIFY; else unset NOTIFY_SOCKET; fi
+		exec nsenter -t "$FAKE_NSPID" -n -- ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" \
+			-c "$FAKE/conf" -m "$FAKE/modprobe" -s "$FAKE/follow.sock" -f "$@"
+	) </dev/null >"$FAKE/follow.out" 2>&1 3>&- &
+	FOLLOW_PID=$!
+	echo "$FOLLOW_PID" >>"$FAKE/pids"
+	follow_ready
+}
+
+# follow_ready: the first pass is over: the follower has its signalfd
+follow_ready() {
+	wait_signalfd "$FOLLOW_PID" && return 0
+	echo "drvbind -f did not start following; it said:"
+	cat "$FAKE/follow.out"
+	return 1
+}
+
+# follow_end: SIGTERM, and its exit status in FOLLOW_STATUS
+follow_end() {
+	kill -TERM "$FOLLOW_PID"
+	FOLLOW_STATUS=0
+	wait "$FOLLOW_PID" || FOLLOW_STATUS=$?
+}
+
+# follow_end_ok: follow_end, and the follower ended with status 0
+follow_end_ok() {
+	follow_end
+	((FOLLOW_STATUS == 0)) && return 0
+	echo "drvbind -f ended with status $FOLLOW_STATUS; it said:"
+	cat "$FAKE/follow.out"
+	return 1
+}
+
+# follow_said [TEXT] (or stdin): follow_end, with status 0, and what the
+# follower said is TEXT exactly
+follow_said() {
+	follow_end
+	if ((FOLLOW_STATUS)); then
+		echo "status $FOLLOW_STATUS; drvbind said:"
+		cat "$FAKE/follow.out"
+		return 1
+	fi
+	run cat "$FAKE/follow.out"
+	assert_output_is "$@"
+}
+
+# stopped CMD...: CMD with drvbind stopped, so that it wakes on the state
+# after all of it (the uevents wait on its socket)
+stopped() {
+	kill -STOP "$FOLLOW_PID"
+	"$@"
+	kill -CONT "$FOLLOW_PID"
+}
+
+# until_driver B ID D: the device is on D (none: unbound) within 5 s
+until_driver() {
+	local i got
+	for ((i = 0; i < 500; i++)); do
+		got=$(readlink "$SYS/bus/$1/devices/$2/driver" 2>/dev/null) || got=none
+		[[ ${got##*/} == "$3" ]] && return 0
+		sleep 0.01
+	done
+	echo "$1/$2 is on ${got##*/}, not $3; drvbind said:"
+	cat "$FAKE/follow.out"
+	echo "write log:"
+	cat "$FAKE/log"
+	return 1
+}
+
+# replug B ID [fake_device's ARGs...]: fake_unplug, then fake_plug, each
+# with the follower stopped
+replug() {
+	stopped fake_unplug "$1" "$2"
+	stopped fake_plug "$@"
+}
+
+# idle: without a fork (but the first time, for the socket), the follower
+# sleeps in ppoll() with nothing left to read on its uevent socket
+# (fake_idle), so that it has done with every event so far
+idle() {
+	if [[ -z ${FOLLOW_INO-} ]]; then
+		FOLLOW_INO=$(fake_nlsock "$FOLLOW_PID") || {
+			echo "the follower has no uevent socket"
+			return 1
+		}
+	fi
+	fake_idle "$FOLLOW_PID" "$FOLLOW_INO" && return 0
+	echo "the follower never went idle"
+	return 1
+}
+
+# follow_placed [NAME]: the follower listens at NAME, a path or the
+# abstract @drvbind-follow (default), the last place it takes
+follow_placed() {
+	local name=${1:-@drvbind-follow} i f
+	for ((i = 0; i < 500; i++)); do
+		for f in /proc/"$FOLLOW_PID"/fd/*; do
+			f=$(readlink "$f" 2>/dev/null) || continue
+			[[ $f == socket:* ]] || continue
+			f=${f//[^0-9]/}
+			grep -q " $f $name\$" "/proc/$FOLLOW_PID/net/unix" 2>/dev/null && return 0
+		done
+		sleep 0.01
+	done
+	echo "the follower does not listen at $name; it said:"
+	cat "$FAKE/follow.out"
+	return 1
+}
+
 # Assertions print expected and actual on failure.
 
 # assert_driver B ID D|none: the driver link and its reverse, in the
