@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The Arch package: `make arch` (initramfs/pkg/arch.mk) builds
 # initramfs/pkg/arch/PKGBUILD with Debian's makepkg from a tarball of the
-# working tree, as the user nobody when run as root, once for the file;
+# working tree, as the user nobody when run as root (in a copy under /tmp,
+# which a checkout nobody cannot enter needs), once for the file;
 # the tests read the package, its .PKGINFO and the recipe's .SRCINFO.
 # The mkinitcpio hook the package carries is booted by builders.bats.
 
@@ -84,8 +85,8 @@ license = MIT"
 	grep -qx "	sha256sums = ${sum%% *}" "$PKGDIR/.SRCINFO"
 }
 
-@test "the PKGBUILD is shellcheck-clean" {
-	run shellcheck "$TOP/initramfs/pkg/arch/PKGBUILD"
+@test "the PKGBUILD and initramfs/pkg/asuser.sh, which runs makepkg as nobody, are shellcheck-clean" {
+	run shellcheck "$TOP/initramfs/pkg/arch/PKGBUILD" "$TOP/initramfs/pkg/asuser.sh"
 	echo "$output"
 	[ "$status" -eq 0 ]
 }

@@ -5,10 +5,12 @@
 # builds and installs from; the other recipes stay out), and a copy of
 # the PKGBUILD pins that tarball's sha256, so that makepkg checks the
 # source it builds as it would a release's. makepkg refuses to run as
-# root: as root, make runs it as the user nobody, in build/pkg/arch
-# handed to that user. -d: the makedepends are Arch's packages, which
-# pacman here has no database of. PKGEXT: Arch's, where Debian's
-# makepkg.conf says .pkg.tar.gz.
+# root: as root, initramfs/pkg/asuser.sh runs it as the user nobody in a
+# copy of build/pkg/arch under /tmp (nobody cannot enter a checkout
+# under /root or in mktemp -d) and copies the results back, owned by
+# nobody. HOME: the copy, where makepkg looks for ~/.makepkg.conf. -d:
+# the makedepends are Arch's packages, which pacman here has no database
+# of. PKGEXT: Arch's, where Debian's makepkg.conf says .pkg.tar.gz.
 
 ARCH_PKG = build/pkg/arch
 ARCH_TARBALL = drvbind-$(VERSION).tar.gz
@@ -25,9 +27,7 @@ arch:
 		Makefile LICENSE README applet initramfs | gzip -n >$(ARCH_PKG)/$(ARCH_TARBALL)
 	sum=$$(sha256sum <$(ARCH_PKG)/$(ARCH_TARBALL)); \
 	sed "s/^sha256sums=.*/sha256sums=('$${sum%% *}')/" initramfs/pkg/arch/PKGBUILD >$(ARCH_PKG)/PKGBUILD
-	as=; if [ "$$(id -u)" = 0 ]; then chown -R nobody:nogroup $(ARCH_PKG); \
-		as="setpriv --reuid=nobody --regid=nogroup --clear-groups"; fi; \
-	cd $(ARCH_PKG) && $$as env HOME="$$PWD" PKGEXT=.pkg.tar.zst makepkg -d --nocolor && \
-	$$as makepkg --printsrcinfo >.SRCINFO
+	sh initramfs/pkg/asuser.sh $(ARCH_PKG) sh -c 'export HOME="$$PWD"; \
+		PKGEXT=.pkg.tar.zst makepkg -d --nocolor && makepkg --printsrcinfo >.SRCINFO'
 
 .PHONY: arch
