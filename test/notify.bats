@@ -114,6 +114,20 @@ waits_quietly() {
 	idle
 }
 
+# What NOTIFY_SOCKET hears from a follower whose rule waits for
+# pci-stub, then holds, and which then ends: one datagram a line
+WAITED_HELD_STOPPED='STATUS=held 0, waiting 1, failed 0, absent 0
+READY=1\nSTATUS=held 1, waiting 0, failed 0, absent 0
+STOPPING=1\nSTATUS=held 1, waiting 0, failed 0, absent 0'
+
+# registers_then_ready: NOTIFY_SOCKET has heard only that the rule
+# waits; then pci-stub registers, and READY=1 comes
+registers_then_ready() {
+	notify_is 'STATUS=held 0, waiting 1, failed 0, absent 0'
+	stub_registers
+	until_said '^READY=1'
+}
+
 @test "a follower whose rule waits for its driver tells NOTIFY_SOCKET only its status, and READY=1 once the driver registered and the device is on it" {
 	late_stub
 	NOTIFY=$FAKE/notify.sock
@@ -122,9 +136,7 @@ waits_quietly() {
 	waits_quietly
 	# the rule waits for pci-stub: no READY=1
 	assert_driver pci "$E1000" e1000
-	notify_is 'STATUS=held 0, waiting 1, failed 0, absent 0'
-	stub_registers
-	until_said '^READY=1'
+	registers_then_ready
 	# when READY=1 has come, the device is where the rule puts it
 	assert_driver pci "$E1000" pci-stub
 	notify_is <<-'EOF'
@@ -132,11 +144,7 @@ waits_quietly() {
 	READY=1\nSTATUS=held 1, waiting 0, failed 0, absent 0
 	EOF
 	follow_end_ok
-	notify_is <<-'EOF'
-	STATUS=held 0, waiting 1, failed 0, absent 0
-	READY=1\nSTATUS=held 1, waiting 0, failed 0, absent 0
-	STOPPING=1\nSTATUS=held 1, waiting 0, failed 0, absent 0
-	EOF
+	notify_is "$WAITED_HELD_STOPPED"
 	run cat "$FAKE/follow.out"
 	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub"
 }
@@ -278,16 +286,10 @@ waits_quietly() {
 	notify_listen "$NOTIFY"
 	follow "pci/$E1000:pci-stub"
 	waits_quietly
-	notify_is 'STATUS=held 0, waiting 1, failed 0, absent 0'
-	stub_registers
-	until_said '^READY=1'
+	registers_then_ready
 	assert_driver pci "$E1000" pci-stub
 	follow_end_ok
-	notify_is <<-'EOF'
-	STATUS=held 0, waiting 1, failed 0, absent 0
-	READY=1\nSTATUS=held 1, waiting 0, failed 0, absent 0
-	STOPPING=1\nSTATUS=held 1, waiting 0, failed 0, absent 0
-	EOF
+	notify_is "$WAITED_HELD_STOPPED"
 }
 
 @test "a NOTIFY_SOCKET no one listens on draws one warning, and the follower keeps its rules all the same" {
@@ -356,16 +358,10 @@ s6_said() {
 	follow "pci/$E1000:pci-stub"
 	waits_quietly
 	[ ! -s "$FAKE/s6.out" ]
-	notify_is 'STATUS=held 0, waiting 1, failed 0, absent 0'
-	stub_registers
-	until_said '^READY=1'
+	registers_then_ready
 	s6_said
 	follow_end_ok
-	notify_is <<-'EOF'
-	STATUS=held 0, waiting 1, failed 0, absent 0
-	READY=1\nSTATUS=held 1, waiting 0, failed 0, absent 0
-	STOPPING=1\nSTATUS=held 1, waiting 0, failed 0, absent 0
-	EOF
+	notify_is "$WAITED_HELD_STOPPED"
 }
 
 @test "a notification-fd naming an fd that is not a pipe gets nothing written to it, and the fd is left open" {

@@ -621,13 +621,19 @@ follow_said() {
 	sed -n "s/^$1\.dmesg <[0-9]*>drvbind: //p" "$QEMU_OUT/follow/results"
 }
 
-# follow_ok STEP: nothing drvbind said in the step is a failure or above
-# info, and the follower is the one PID 1 left
-follow_ok() {
+# follower_ok BOOT STEP PRIOS: nothing drvbind said in the step failed,
+# nor has a priority PRIOS matches (an ERE of the numbers in <N>), and
+# the follower is the one PID 1 left
+follower_ok() {
 	local bad
-	bad=$(grep -E "^$1\.dmesg <(8|9|1[0-3])>drvbind: |^$1\.dmesg .*drvbind: .*failed at" "$QEMU_OUT/follow/results") || :
-	[[ -z $bad ]] || { echo "$1: drvbind said:"; echo "$bad"; return 1; }
-	is "the follower at $1" "$(val follow "$1.child")" "$(val follow boot.child)"
+	bad=$(grep -E "^$2\.dmesg <($3)>drvbind: |^$2\.dmesg .*drvbind: .*failed at" "$QEMU_OUT/$1/results") || :
+	[[ -z $bad ]] || { echo "$2: drvbind said:"; echo "$bad"; return 1; }
+	is "the follower at $2" "$(val "$1" "$2.child")" "$(val "$1" boot.child)"
+}
+
+# follow_ok STEP: follower_ok, nothing above info
+follow_ok() {
+	follower_ok follow "$1" '8|9|1[0-3]'
 }
 
 # follow_only STEP ERE: each line drvbind said in the step is ERE (there
@@ -770,13 +776,9 @@ lockdown_pid() {
 	echo "${p%%:*}"
 }
 
-# lockdown_ok STEP: nothing drvbind said in the step failed or is above
-# warning, and the follower is the one PID 1 left
+# lockdown_ok STEP: follower_ok, nothing above warning
 lockdown_ok() {
-	local bad
-	bad=$(grep -E "^$1\.dmesg <(8|9|1[01])>drvbind: |^$1\.dmesg .*drvbind: .*failed at" "$QEMU_OUT/lockdown/results") || :
-	[[ -z $bad ]] || { echo "$1: drvbind said:"; echo "$bad"; return 1; }
-	is "the follower at $1" "$(val lockdown "$1.child")" "$(val lockdown boot.child)"
+	follower_ok lockdown "$1" '8|9|1[01]'
 }
 
 # locked STEP: the stick's interface without a driver and authorized 0,

@@ -41,14 +41,6 @@ step() {
 	fi
 }
 
-# until_ok CMD...: wait (10 s at most) until CMD succeeds
-until_ok() {
-	local i=0
-	while ! "$@" && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
 
 on() {
 	[ "$(driver_of "$1" "$2")" = "$3" ]
@@ -63,33 +55,7 @@ gone() {
 	[ ! -e "/sys/bus/$1/devices/$2" ]
 }
 
-# idle: the follower has read every uevent sent so far and sleeps (5 s
-# at most): it is in S, and the receive queue of its uevent socket (Rmem
-# in /proc/net/netlink, found by the inodes in $socks) is empty, twice
-# 0.1 s apart. What it had to say about a step is in the log then.
-idle() {
-	local i=0 n=0 st
-	while [ $n -lt 2 ] && [ $i -lt 50 ]; do
-		sleep 0.1
-		i=$((i + 1))
-		read -r _ _ st _ <"/proc/$follower/stat" 2>/dev/null || return
-		if [ "$st" = S ] && awk -v s="$socks" 'index(s, " " $10 " ") && $5 != 0 { q = 1 } END { exit q }' \
-			"/proc/$follower/net/netlink"; then
-			n=$((n + 1))
-		else
-			n=0
-		fi
-	done
-}
 
-# ms_now: milliseconds since boot in $ms, with builtins only (now_ms's
-# output would need a command substitution, a fork)
-ms_now() {
-	local up c
-	read -r up c </proc/uptime
-	c=${up#*.}
-	ms=$((${up%.*} * 1000 + ${c#0} * 10))
-}
 
 # ending: whether the follower ends within a second (term.state: ended,
 # or running), and when. Only builtins meanwhile, not to be slowed down
@@ -124,13 +90,7 @@ follower=$(procs drvbind)
 follower=${follower%%:*}
 say "boot.ppid $(sed -n 's/^PPid:\t*//p' "/proc/$follower/status")"
 say "boot.sid $(cut -d' ' -f6 "/proc/$follower/stat")"
-socks=" "
-for f in "/proc/$follower/fd/"*; do
-	l=$(readlink "$f")
-	case $l in
-	socket:*) l=${l#*[} socks="$socks${l%]} " ;;
-	esac
-done
+follower_socks
 keep='drvbind: |Run /sbin/drvbind'
 step boot
 keep=

@@ -161,3 +161,56 @@ report_log() {
 		say_lines "$1.modprobe " </run/modprobe.log
 	fi
 }
+
+# The follower's boots (follow.sh, lockdown.sh).
+
+# until_ok CMD...: wait (10 s at most) until CMD succeeds
+until_ok() {
+	local i=0
+	while ! "$@" && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# ms_now: milliseconds since boot in $ms, with builtins only (now_ms's
+# output would need a command substitution, a fork)
+ms_now() {
+	local up c
+	read -r up c </proc/uptime
+	c=${up#*.}
+	ms=$((${up%.*} * 1000 + ${c#0} * 10))
+}
+
+# follower_socks: the inodes of the sockets of $follower (the drvbind
+# that PID 1 left) in $socks, " I1 I2 ... "
+follower_socks() {
+	local f l
+	socks=" "
+	for f in "/proc/$follower/fd/"*; do
+		l=$(readlink "$f")
+		case $l in
+		socket:*) l=${l#*[} socks="$socks${l%]} " ;;
+		esac
+	done
+}
+
+# idle: the follower has read every uevent sent so far and sleeps (5 s
+# at most): it is in S, and the receive queue of its uevent socket (Rmem
+# in /proc/net/netlink, found by the inodes in $socks: follower_socks)
+# is empty, twice 0.1 s apart. What it had to say about a step is in the
+# log then.
+idle() {
+	local i=0 n=0 st
+	while [ $n -lt 2 ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+		read -r _ _ st _ <"/proc/$follower/stat" 2>/dev/null || return
+		if [ "$st" = S ] && awk -v s="$socks" 'index(s, " " $10 " ") && $5 != 0 { q = 1 } END { exit q }' \
+			"/proc/$follower/net/netlink"; then
+			n=$((n + 1))
+		else
+			n=0
+		fi
+	done
+}

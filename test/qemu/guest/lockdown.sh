@@ -41,14 +41,6 @@ class_intf() {
 	done
 }
 
-# until_ok CMD...: wait (10 s at most) until CMD succeeds
-until_ok() {
-	local i=0
-	while ! "$@" && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
 
 # held: the stick's interface is there, without a driver, authorized 0
 held() {
@@ -67,23 +59,6 @@ gone() {
 	[ ! -e "/sys/bus/usb/devices/$1" ]
 }
 
-# idle: the follower has read every uevent sent so far and sleeps (5 s
-# at most), as in follow.sh: it is in S, and the receive queues of its
-# uevent sockets are empty, twice 0.1 s apart.
-idle() {
-	local i=0 n=0 st
-	while [ $n -lt 2 ] && [ $i -lt 50 ]; do
-		sleep 0.1
-		i=$((i + 1))
-		read -r _ _ st _ <"/proc/$follower/stat" 2>/dev/null || return
-		if [ "$st" = S ] && awk -v s="$socks" 'index(s, " " $10 " ") && $5 != 0 { q = 1 } END { exit q }' \
-			"/proc/$follower/net/netlink"; then
-			n=$((n + 1))
-		else
-			n=0
-		fi
-	done
-}
 
 # step NAME: the report of a step, once the follower has had its say;
 # of the kernel log, only the lines that $keep (an ERE) matches
@@ -115,13 +90,6 @@ reenum() {
 	until_ok held
 }
 
-# ms_now: milliseconds since boot in $ms, with builtins only
-ms_now() {
-	local up c
-	read -r up c </proc/uptime
-	c=${up#*.}
-	ms=$((${up%.*} * 1000 + ${c#0} * 10))
-}
 # ending T0: whether the follower has ended (gone, or a zombie: this
 # init reaps it unasked), 2 s after T0 at most: $state, ended or running
 ending() {
@@ -141,17 +109,6 @@ ending() {
 		ms_now
 		[ $((ms - t0)) -lt 2000 ] || return
 		sleep 0.05
-	done
-}
-# follower_socks: the inodes of the follower's sockets, " I1 I2 ... "
-follower_socks() {
-	local f l
-	socks=" "
-	for f in "/proc/$follower/fd/"*; do
-		l=$(readlink "$f")
-		case $l in
-		socket:*) l=${l#*[} socks="$socks${l%]} " ;;
-		esac
 	done
 }
 
