@@ -20,6 +20,9 @@
 # dracut     dracut --no-hostonly (plus e1000), systemd as the initrd's init;
 #            dracut's own selection has xhci-pci and usb-storage
 # dracut-sh  the same without systemd: dracut's shell init
+# dracut-rpm the dracut image again, from the RPM's payload instead of
+#            make install's: DRVBIND_RPM=FILE (test/rpm.bats), unpacked
+#            with rpm2cpio into build/initramfs/stage-rpm; only when named
 # mkinitcpio Arch's builder, from MKINITCPIO_SRC (see mkinitcpio_tree;
 #            without a source tree the image is skipped, saying so in
 #            out/mkinitcpio/skipped), HOOKS=(base udev drvbind modconf
@@ -110,8 +113,11 @@ follow_root() {
 	mke2fs -q -F -t ext4 -d "$f" "$w/root-follow.img" 32M >/dev/null
 }
 
+# inns COMMAND...: COMMAND with drvbind installed from $stage (make
+# install's, or the RPM's payload for dracut-rpm).
+stage=$w/stage
 inns() {
-	sh "$here/ns.sh" -u "$w/stage/usr" -u "$kdir" -e "$w/etc" -k "$w/cmdline" -b "$kdir/boot" -- "$@"
+	sh "$here/ns.sh" -u "$stage/usr" -u "$kdir" -e "$w/etc" -k "$w/cmdline" -b "$kdir/boot" -- "$@"
 }
 
 # mkinitcpio_tree: mkinitcpio laid out under build/mkinitcpio/usr as
@@ -231,6 +237,21 @@ build() {
 			--add-drivers e1000 --omit "$omit" --compress "zstd -1 -q -T0" \
 			"$img" >"$o/build.log" 2>&1
 		lsinitrd "$img" >"$o/contents" ;;
+	dracut-rpm)
+		# the package's files alone, where rpm would put them
+		stage=$w/stage-rpm
+		rm -rf "$stage"
+		mkdir -p "$stage"
+		if ! [ -f "${DRVBIND_RPM:-}" ]; then
+			echo "no RPM: set DRVBIND_RPM to the package (make rpm)" >"$o/build.log"
+			return 1
+		fi
+		rpm2cpio "$DRVBIND_RPM" | (cd "$stage" && cpio -idm --quiet)
+		inns dracut --no-hostonly --no-hostonly-cmdline --force --kver "$kver" \
+			--add-drivers e1000 --compress "zstd -1 -q -T0" \
+			"$w/$1.img" >"$o/build.log" 2>&1
+		stage=$w/stage
+		lsinitrd "$w/$1.img" >"$o/contents" ;;
 	itools-follow)
 		follow_root
 		[ -s "$w/itools.img" ] || echo "no $w/itools.img: build itools first" >"$o/build.log"
