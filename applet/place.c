@@ -225,12 +225,17 @@ void place_poll(struct pollfd *pfd)
 int place_answer(const struct pollfd *pfd)
 {
 	struct ucred who;
-	int i, c, w, end = 0;
+	int i, n, c, w, end = 0;
 
 	for (i = 0; i < PLACES; i++) {
 		if (!pfd[i].revents)
 			continue;
-		while ((c = (int)syscall(SYS_accept4, place[i], NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+		/*
+		 * BACKLOG knocks a wake at most: a stream of them must not
+		 * keep the follower from its uevents; the rest wake it again.
+		 */
+		for (n = 0; n < BACKLOG && (c = (int)syscall(SYS_accept4, place[i], NULL, NULL,
+		    SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0; n++) {
 			who = peer_of(c);
 			if (equal(who.uid)) {
 				if (!end)

@@ -165,6 +165,25 @@ NIC2=0000:00:03.0
 	[ "${lines[4]}" = "drvbind: pci/$E1000: e1000 -> pci-stub" ]
 }
 
+@test "as nobody, knocks in a stream from four processes at once keep the follower from nothing: a replug meanwhile is put back" {
+	pci_stub_setup
+	follow "pci/$E1000:pci-stub"
+	follow_placed
+	for i in 1 2 3 4; do
+		as_nobody sh -c 'while :; do socat -u OPEN:/dev/null ABSTRACT-CONNECT:drvbind-follow 2>/dev/null; done' \
+			</dev/null >/dev/null 2>&1 3>&- &
+		echo "$!" >>"$FAKE/pids"
+	done
+	until grep -q knocked "$FAKE/follow.out"; do sleep 0.01; done
+	replug pci "$E1000" override
+	until_driver pci "$E1000" pci-stub
+	kill -0 "$FOLLOW_PID"
+	follow_end
+	[ "$FOLLOW_STATUS" -eq 0 ]
+	[ "$(grep -c 'e1000 -> pci-stub' "$FAKE/follow.out")" -eq 2 ]
+	! grep -v -e 'e1000 -> pci-stub$' -e 'knocked, and may not end a follower of uid 0; ignored$' "$FAKE/follow.out" || false
+}
+
 @test "as nobody, the follower's path socket cannot even be connected to" {
 	pci_stub_setup
 	follow -s "$PUBLIC/follow.sock" "pci/$E1000:pci-stub"
