@@ -133,6 +133,9 @@ rows() {
 			{ echo "no full row for $t:"; rows "### 8. A set of 8 functions"; return 1; }
 	done
 	rows "### 8. A set of 8 functions" | grep -E '^\| drvbind-set( \| [0-9.]+ \| 1\.0x){3} \|$'
+	# those four rows, and no other
+	got=$(rows "### 8. A set of 8 functions" | cut -d'|' -f2 | tr -d ' ' | tr '\n' ' ')
+	[ "$got" = "drvbind-set drvbind-group group-script driverctl " ] || { echo "the set's rows are: $got"; return 1; }
 	grep -F '| set of 8: either rule takes ' "$R"
 	grep -qF 'test/bench/group.sh' "$R"
 }

@@ -53,11 +53,12 @@ dir() { div "$(fol driverctl 5)" "$(fol driverctl 4)" %.0f; }
 # rest COLUMN: the idle follower (follow.sh: fquiet), or n/a
 rest() { fmt "$(fol rest "$1")" %s; }
 
-# setf TOOL COLUMN: a figure of the set's runs (sets.sh); setw TOOL: its wall time, ms
+# setf TOOL COLUMN: a figure of the set's runs (sets.sh); setw TOOL: its wall time, ms.
+# A tool's line is "TOOL CALLS INSTRUCTIONS"; a wall time's, "wall TOOL NS", as long.
 setf() { [[ -f $data/sets ]] && awk -v t="$1" -v c="$2" 'NF == 3 && $1 == t { print $c; exit }' "$data/sets"; }
 setw() { [[ -f $data/sets ]] && awk -v t="$1" '$1 == "wall" && $2 == t { print $3 / 1e6 }' "$data/sets" | median; }
 # the set's tools, in the order sets.sh measured them
-set_tools=$([[ -f $data/sets ]] && awk 'NF == 3 { print $1 }' "$data/sets")
+set_tools=$([[ -f $data/sets ]] && awk 'NF == 3 && $1 != "wall" { print $1 }' "$data/sets")
 
 # per extra rule, from the small and the big run
 per() { awk -v a="$1" -v b="$2" -v s="$small" -v g="$big" 'BEGIN { printf "%.1f\n", (b - a) / (g - s) }'; }
