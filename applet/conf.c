@@ -4,7 +4,7 @@
  * (/proc/cmdline, split as the kernel splits it) and the config file;
  * and the drvbind.* parameters. A later rule for a device replaces an
  * earlier one; a bad rule is reported and counted, never fatal.
- * Calls parse.c, sysfs.c, log.c and mem.c.
+ * Calls parse.c, sysfs.c, log.c, mem.c and main.c's flag.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,11 +37,32 @@ struct rule *rule_find(const char *bus, const char *dev)
 	return NULL;
 }
 
+/*
+ * A rule for a device the set p (at rules[idx - 1]) takes: p's copy for
+ * dev. Members come after the rules written, in the order of their ids,
+ * for the set's line and its moves. NULL: no room left.
+ */
+struct rule *member_new(const struct rule *p, int idx, const char *dev)
+{
+	struct rule *r;
+
+	if (conf.nrules == DEVICES_MAX)
+		return NULL;
+	for (r = rules + conf.nrules++; r[-1].in_set && strcmp(r[-1].s.dev, dev) > 0; r--)
+		*r = r[-1];
+	*r = *p;
+	copy(r->s.dev, dev);
+	r->s.set = 0;
+	r->in_set = idx;
+	return r;
+}
+
 /* where: "" for the command line and arguments, "FILE:LINE: " for the config. */
 static void rule_add(const char *text, const char *where)
 {
 	struct spec sp;
-	const char *err = rule_parse(&sp, text);
+	char why[WHY_SZ];
+	const char *err = rule_parse(&sp, text, why);
 	struct rule *r = NULL;
 
 	/* A later rule for the same device replaces the earlier one. */
@@ -82,7 +103,7 @@ static void param(const char *name, const char *val, const char *where)
 	else if (!strcmp(k, "init"))
 		path = init_path;
 	else if (!strcmp(k, "follow") && (!strcmp(val, "1") || !strcmp(val, "0")))
-		flag[FOLLOW] |= *val == '1';
+		conf.follow |= *val == '1';
 	else if (!strcmp(k, "follow"))
 		err = "not 0 or 1";
 	else
@@ -235,7 +256,7 @@ void rules_load(int n, char **args, const char *file, const char *cmdline)
 	int i;
 
 	src.n = n, src.args = args, src.file = file, src.cmdline = cmdline;
-	conf.nrules = conf.bad = 0;
+	conf.nrules = conf.bad = conf.follow = 0;
 	conf.timeout = TIMEOUT_DEFAULT;
 	conf.modprobe = "/sbin/modprobe";
 	for (i = 0; i < n; i++)

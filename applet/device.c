@@ -3,7 +3,7 @@
  * Devices and drivers: where a rule's device and its driver's files are,
  * which driver a device is on, finding a device on any bus, the ids a
  * driver's new_id takes, and asking modprobe for a missing driver.
- * Calls sysfs.c, proc.c, log.c and mem.c.
+ * Calls conf.c's rules, sysfs.c, proc.c, log.c, mem.c and main.c's flag.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,18 +12,6 @@
 #include <unistd.h>
 
 #include "drvbind.h"
-
-/*
- * The directory of the device of the rule being looked at, or -1: set by
- * dev_look for one look (rule.c), so that its attributes are opened one
- * step from it instead of from the root.
- */
-static int devfd = -1;
-
-void dev_look(int fd)
-{
-	devfd = fd;
-}
 
 /* "bus/BUS/devices/DEVICE/ATTR" or "bus/BUS/drivers/DRIVER/ATTR" into p[PATH_SZ]. */
 int node_path(char *p, const char *bus, const char *kind, const char *name, const char *attr)
@@ -46,30 +34,20 @@ int drv_has(const struct rule *r, const char *drv, const char *attr)
 }
 
 /*
- * Where a device's attribute at `path' (from the root) is opened: while
- * a rule is looked at, devfd is its device's directory (rule_look),
- * and the attribute is one step from it; otherwise the root.
+ * The driver a device is bound to now, "" for none. dirfd: the device's
+ * directory, open (rule.c's look), where its link is one step away; or
+ * -1, from the root.
  */
-int dev_at(const char **path, const char *attr)
-{
-	if (devfd < 0)
-		return sys_dirfd();
-	*path = attr;
-	return devfd;
-}
-
-/* The driver a device is bound to now, "" for none. */
-int dev_driver(const char *bus, const char *dev, char *drv)
+int dev_driver(int dirfd, const char *bus, const char *dev, char *drv)
 {
 	char p[PATH_SZ];
-	const char *at = p;
-	int dirfd;
 
 	drv[0] = '\0';
-	if (node_path(p, bus, "/devices/", dev, "driver") < 0)
+	if (dirfd >= 0)
+		copy(p, "driver");
+	else if (node_path(p, bus, "/devices/", dev, "driver") < 0)
 		return -1;
-	dirfd = dev_at(&at, "driver");
-	if (link_base(dirfd, at, drv) < 0 && errno != ENOENT)
+	if (link_base(dirfd >= 0 ? dirfd : sys_dirfd(), p, drv) < 0 && errno != ENOENT)
 		return -1;
 	return 0;
 }
@@ -78,9 +56,9 @@ int dev_driver(const char *bus, const char *dev, char *drv)
  * The driver the rule's device is bound to now. Not inlined: its seven
  * callers pass one pointer, not two.
  */
-__attribute__((noinline)) int rule_driver(const struct rule *r, char *drv)
+__attribute__((noinline)) int rule_driver(const struct rule *r, int dirfd, char *drv)
 {
-	return dev_driver(r->bus, r->s.dev, drv);
+	return dev_driver(dirfd, r->bus, r->s.dev, drv);
 }
 
 int dev_write(const struct rule *r, const char *attr, const char *val)
@@ -93,18 +71,18 @@ int dev_write(const struct rule *r, const char *attr, const char *val)
 }
 
 /* fd: the attribute open already, or -1. */
-int drv_put(const struct rule *r, const char *drv, const char *attr, const char *val, int fd)
+int drv_store(const struct rule *r, const char *drv, const char *attr, const char *val, int fd)
 {
 	char p[PATH_SZ];
 
 	if (node_path(p, r->bus, "/drivers/", drv, attr) < 0)
 		return -1;
-	return attr_put(fd, p, val);
+	return attr_store(fd, p, val);
 }
 
 int drv_write(const struct rule *r, const char *drv, const char *attr, const char *val)
 {
-	return drv_put(r, drv, attr, val, -1);
+	return drv_store(r, drv, attr, val, -1);
 }
 
 struct find_ctx {
@@ -194,7 +172,7 @@ void drv_request(struct rule *r)
 		return;
 	r->asked = 1;
 	for (q = rules; q < rules + conf.nrules; q++)
-		if (q != r && q->asked && !q->s.set && q->state == WAITING && !strcmp(q->s.drv, r->s.drv))
+		if (q != r && q->asked && q->state == WAITING && !strcmp(q->s.drv, r->s.drv))
 			return;
 	say(LOG_DEBUG, "asking %s for %s", conf.modprobe, r->s.drv);
 	pid = proc_fork();

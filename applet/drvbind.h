@@ -2,9 +2,13 @@
 /*
  * What the files of drvbind share: the limits, a rule, the run's
  * settings, and each file's functions, listed bottom-up: a file calls
- * only the files listed above its own.
+ * only the files listed above its own, and reads main.c's flag[]. Each
+ * file's "Calls" line names what it uses (test/calls.sh checks them).
  * Every global has one owner, the file named above it, and only that
- * file writes it.
+ * file writes it; a file's own state is static in it. The rules are
+ * conf.c's: it makes them and keeps their number and order; their
+ * procedure (rule.c, set.c, wait.c, and device.c's dev_find) writes
+ * the fields that say how it goes.
  */
 #ifndef DRVBIND_H
 #define DRVBIND_H
@@ -43,7 +47,17 @@ enum {
 	TIMEOUT_DEFAULT = 10,
 };
 
+/* What a rule has come to: WAITING until it is DONE or has FAILED. */
 enum state { WAITING, DONE, FAILED };
+
+/* What a WAITING rule waits for: rule.c's table says how each comes. */
+enum wait {
+	FOR_DEVICE,	/* the device, or a first look at it */
+	FOR_DRIVER,	/* the driver's bind, unbind or new_id file */
+	FOR_BUS,	/* the bus to finish adding the device, held meanwhile */
+	FOR_NEW_ID,	/* a USB driver's new_id, looked for every SOON_MS */
+	WATCHING,	/* nothing: a none rule unbinds whatever binds */
+};
 
 /*
  * What keeps other drivers from a device: driver_override (PCI,
@@ -52,19 +66,45 @@ enum state { WAITING, DONE, FAILED };
  */
 enum hold { UNHELD, OVERRIDE, AUTHORIZED };
 
-/* The small fields first: x86-64 reaches the first 128 bytes with one-byte offsets. */
+/* The steps of a rule's move that can fail, as its messages name them. */
+enum step { NO_STEP, STEP_HOLD, STEP_LINK, STEP_UNBIND, STEP_MATCH_BUSID, STEP_BIND, STEP_NEW_ID, STEP_VERIFY };
+
+/*
+ * Why a step failed, where errno has no word: past every errno the
+ * kernel answers (below 4096), so the two never meet.
+ */
+enum {
+	SHORT_WRITE = 4096,	/* the store took part of the value */
+	ELSEWHERE,		/* verify: the device is on another driver, or none */
+};
+
+/* A failed step: which, and the errno its call answered (or the above). */
+struct fail {
+	enum step step;
+	int err;
+};
+
+/*
+ * One rule: what was written (s, and none), and how its procedure goes
+ * (rule.c). The small fields first: x86-64 reaches the first 128 bytes
+ * with one-byte offsets.
+ */
 struct rule {
 	enum state state;
-	int none, held, asked, busid;
-	int hold;		/* what holds the device: enum hold */
-	int watch;		/* a none rule with no hold, watching its device */
-	int err;		/* the refusal the rule waits on (step, at the deadline) */
-	int quiet;		/* looked at again by -f: say only what changes */
+	enum wait wait;		/* while WAITING */
+	enum hold hold;		/* what can hold the device, found at the look */
+	int none;		/* the driver is "none": unbound, and kept so */
+	int held;		/* the hold written: other drivers are kept away */
+	int asked;		/* modprobe asked for the driver */
+	int looked;		/* a set looked at since armed: its failed members armed again */
+	int busid;		/* "add DEVICE" written to usbip-host's match_busid */
+	int said;		/* its outcome said: looking again, say what changes only */
+	int absent_ok;		/* its device absent at the deadline is no failure */
 	int gone;		/* -f saw its device go: not in its set's line */
-	int set;		/* a member of the set at rules[set - 1], or 0 */
-	long long again;	/* looking again soon, until then: a new_id to come */
+	int in_set;		/* a member of the set at rules[in_set - 1], or 0 */
+	struct fail refused;	/* the refusal it waits on, said at the deadline */
+	long long new_id_until;	/* FOR_NEW_ID until then; 0: not waited for */
 	long long until;	/* the rule's deadline */
-	const char *step;
 	char id[32];		/* the id taught through new_id, for the message */
 	struct spec s;
 	char bus[NAME_SZ];	/* s.bus, or the bus the device was found on */
@@ -79,9 +119,11 @@ extern int flag[FLAGS];
 /* mem.c: memcpy and memset (for gcc), and these. */
 void copy(char *d, const char *s);
 
-/* log.c */
-enum { LOG_ERR = 3, LOG_WARNING = 4, LOG_INFO = 6, LOG_DEBUG = 7, MORE = 8 };
+/* log.c: a line of LINE_SZ at most, since /dev/kmsg refuses records over ~992 bytes. */
+enum { LINE_SZ = 960 };
+enum { LOG_ERR = 3, LOG_WARNING = 4, LOG_INFO = 6, LOG_DEBUG = 7 };
 void say(int prio, const char *fmt, ...);
+const char *err_str(int e);
 void put_c(char c);
 void put(const char *s);
 void put_line(int fd);
@@ -101,7 +143,8 @@ int path_join(char *p, size_t size, ...);
 #define PATH(p, ...) path_join(p, sizeof p, __VA_ARGS__, (const char *)0)
 int sys_open(const char *path, int flags);
 int sys_exists(const char *path);
-int attr_put(int fd, const char *path, const char *val);
+enum { STORE_SHORT = -2 };
+int attr_store(int fd, const char *path, const char *val);
 int attr_write(const char *path, const char *val);
 int fd_get(int fd, char *buf, size_t size);
 int attr_read(const char *path, char *buf, size_t size);
@@ -118,6 +161,7 @@ struct conf {
 	unsigned timeout;
 	const char *modprobe;
 	int nrules, bad;
+	int follow;		/* drvbind.follow=1: main.c sets -f */
 };
 extern struct conf conf;
 extern struct rule rules[DEVICES_MAX];
@@ -126,17 +170,16 @@ void rules_load(int n, char **args, const char *file, const char *cmdline);
 void conf_force(const unsigned *secs, const char *modprobe);
 void rules_reload(void);
 struct rule *rule_find(const char *bus, const char *dev);
+struct rule *member_new(const struct rule *p, int idx, const char *dev);
 
 /* device.c */
-void dev_look(int fd);
 int node_path(char *p, const char *bus, const char *kind, const char *name, const char *attr);
 int dev_path(char *p, const struct rule *r, const char *attr);
 int drv_has(const struct rule *r, const char *drv, const char *attr);
-int dev_at(const char **path, const char *attr);
-int dev_driver(const char *bus, const char *dev, char *drv);
-int rule_driver(const struct rule *r, char *drv);
+int dev_driver(int dirfd, const char *bus, const char *dev, char *drv);
+int rule_driver(const struct rule *r, int dirfd, char *drv);
 int dev_write(const struct rule *r, const char *attr, const char *val);
-int drv_put(const struct rule *r, const char *drv, const char *attr, const char *val, int fd);
+int drv_store(const struct rule *r, const char *drv, const char *attr, const char *val, int fd);
 int drv_write(const struct rule *r, const char *drv, const char *attr, const char *val);
 int dev_find(struct rule *r);
 int dev_id(const struct rule *r, char *id, size_t size);
@@ -164,6 +207,7 @@ int place_answer(const struct pollfd *pfd);
 enum { READY, RELOADING, STOPPING, STATUS };
 enum { HELD, WAITS, FAILS, ABSENT, COUNTS };
 void notify_open(char **envp);
+int notify_wanted(void);
 void notify(int what, const unsigned count[COUNTS]);
 
 /* wait.c */

@@ -11,6 +11,9 @@
 
 #include "drvbind.h"
 
+/* The rules that named a device listed: the others' devices are absent. */
+static char listed[DEVICES_MAX];
+
 /* " LABEL=VALUE" where the device's attribute `name' reads other than `unset'; its value in v. */
 static int list_attr(const char *bus, const char *dev, const char *name, const char *label, const char *unset,
     char *v)
@@ -39,12 +42,11 @@ static int list_dev(const char *dev, void *bus)
 	put_c('/');
 	put(dev);
 	put_c(' ');
-	put(dev_driver(bus, dev, drv) < 0 ? "?" : drv_or_none(drv));
+	put(dev_driver(-1, bus, dev, drv) < 0 ? "?" : drv_or_none(drv));
 	o = list_attr(bus, dev, "driver_override", " override=", "(null)", ovr);
 	a = list_attr(bus, dev, "authorized", " authorized=", "1", auth);
 	if (r) {
-		/* Listed: not absent (list_absent). */
-		r->state = DONE;
+		listed[r - rules] = 1;
 		put(" rule=");
 		put(r->s.drv);
 		/* What keeps other drivers away: the override the rule wrote, or authorized 0 for none. */
@@ -75,7 +77,7 @@ void list_absent(void)
 	int i;
 
 	for (i = 0; i < conf.nrules; i++) {
-		if (rules[i].state == DONE)
+		if (listed[i])
 			continue;
 		if (rules[i].s.bus[0]) {
 			put(rules[i].s.bus);

@@ -3,7 +3,7 @@
  * Messages: the one logger, say(), and what it writes to, stderr and
  * /dev/kmsg. Small integers and errno's words by hand, since the printf
  * family and musl's strerror table would outweigh the program.
- * Calls write, and nothing of the other files.
+ * Calls write, mem.c and main.c's flag.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,39 +12,41 @@
 
 #include "drvbind.h"
 
-enum {
-	LINE_SZ = 960,		/* /dev/kmsg refuses records over ~992 bytes */
-	SHOW_MAX = 80,		/* bytes of a refused rule quoted in its message */
-};
+enum { SHOW_MAX = 80 };	/* bytes of a refused rule quoted in its message */
 
-/* At boot: the kernel log keeps the lines when the console is quiet or gone. */
-static int kmsg = -1;
+/*
+ * The logger's state: /dev/kmsg at boot (or -1), which keeps the lines
+ * when the console is quiet or gone; the lengths of the line being made
+ * and of what waits in `out'; and whether lines wait (batch).
+ */
+static struct {
+	int kmsg, batch;
+	size_t line_len, out_len;
+} lg = { .kmsg = -1 };
 
 /* "<N>" is kept in front for /dev/kmsg; stderr gets the line after it. */
 static char line[LINE_SZ];
-static size_t line_len;
 
 /*
  * While the rules are looked at (batch), stderr's lines wait here and go
- * out in one write before drvbind sleeps, forks or ends: a write a look,
- * not one a rule. /dev/kmsg takes a record a write: it gets each at once.
+ * out in one write before drvbind sleeps, forks or ends: one write for
+ * a pass over the rules, not one for each rule. /dev/kmsg takes one
+ * record a write: it gets each line at once.
  */
 static char out[4 * LINE_SZ];
-static size_t out_len;
-static int batch;
 
 __attribute__((noinline)) void out_flush(void)
 {
-	if (out_len)
-		(void)!write(2, out, out_len);
-	out_len = 0;
+	if (lg.out_len)
+		(void)!write(2, out, lg.out_len);
+	lg.out_len = 0;
 }
 
 
 /* While on, stderr's lines wait for out_flush(); off flushes them. */
 void log_batch(int on)
 {
-	batch = on;
+	lg.batch = on;
 	if (!on)
 		out_flush();
 }
@@ -52,15 +54,15 @@ void log_batch(int on)
 /* fd: /dev/kmsg, open; every line goes there too, with its priority. */
 void log_kmsg(int fd)
 {
-	kmsg = fd;
+	lg.kmsg = fd;
 }
 
 void put_c(char c)
 {
-	if (line_len < sizeof line - 5)
-		line[line_len++] = c;
+	if (lg.line_len < sizeof line - 5)
+		line[lg.line_len++] = c;
 	else
-		memcpy(line + sizeof line - 5, "...", 3), line_len = sizeof line - 2;
+		memcpy(line + sizeof line - 5, "...", 3), lg.line_len = sizeof line - 2;
 }
 
 void put(const char *s)
@@ -106,25 +108,24 @@ static const char errtab[] =
 	E(EADDRINUSE, "Address in use") E(ECONNREFUSED, "Connection refused");
 #undef E
 
-static void put_err(int e)
+/* errno's text, or that of one of drvbind's own reasons (SHORT_WRITE). */
+const char *err_str(int e)
 {
+	static char unknown[24] = "error ";
 	const char *t;
+	char num[24];
 	int n;
 
-	if (!e) {
-		put("short write");
-		return;
-	}
+	if (e == SHORT_WRITE)
+		return "short write";
 	for (t = errtab; *t; t += str_len(t) + 1) {
 		for (n = 0; *t != ':'; t++)
 			n = n * 10 + *t - '0';
-		if (n == e) {
-			put(t + 1);
-			return;
-		}
+		if (n == e)
+			return t + 1;
 	}
-	put("error ");
-	put_num((unsigned)e);
+	copy(unknown + 6, num_str(num, (unsigned)e));
+	return unknown;
 }
 
 /* Quotes text that was refused: it may hold any byte, and any length. */
@@ -147,86 +148,95 @@ static void put_show(const char *s)
 	put(*s ? "\"..." : "\"");
 }
 
-/*
- * The one logger, errno kept. "%s" a string, "%q" refused input quoted,
- * "%u" a number, "%e" errno's text (0: a short write), "%r" a rule's
- * device as "BUS/DEVICE" (just "DEVICE" while its bus is not known).
- * The line goes to /dev/kmsg (at boot) with its priority, and to stderr
- * unless -q hides it. MORE: the line goes on in the next call.
- */
-void say(int prio, const char *fmt, ...)
+/* One conversion of say()'s format: the character after the '%'. */
+static void put_arg(char conv, va_list *ap)
 {
 	const struct rule *r;
 	const char *s;
-	va_list ap;
-	int e = errno, n;
+	int n;
 
-	if ((prio & ~MORE) == LOG_DEBUG && !flag[VERBOSE])
-		return;
-	if (!line_len) {
-		line_len = 3;
-		put("drvbind: ");
-	}
-	va_start(ap, fmt);
-	for (; *fmt; fmt++) {
-		if (*fmt != '%') {
-			put_c(*fmt);
-			continue;
+	/* Few va_arg()s: each is a dozen instructions on arm64. */
+	switch (conv) {
+	case 's':
+	case 'q':
+		s = va_arg(*ap, const char *);
+		if (conv == 's')
+			put(s);
+		else
+			put_show(s);
+		break;
+	case 'u':
+	case 'e':
+		/* An unsigned passes as an int: every %u is small. */
+		n = va_arg(*ap, int);
+		if (conv == 'u')
+			put_num((unsigned)n);
+		else if (n >= 0)
+			put(err_str(n));
+		break;
+	case 'r':
+		r = va_arg(*ap, const struct rule *);
+		if (r->bus[0]) {
+			put(r->bus);
+			put_c('/');
 		}
-		/* Few va_arg()s: each is a dozen instructions on arm64. */
-		switch (*++fmt) {
-		case 's':
-		case 'q':
-			s = va_arg(ap, const char *);
-			if (*fmt == 's')
-				put(s);
-			else
-				put_show(s);
-			break;
-		case 'u':
-		case 'e':
-			/* An unsigned passes as an int: every %u is small. */
-			n = va_arg(ap, int);
-			if (*fmt == 'u')
-				put_num((unsigned)n);
-			else if (n >= 0)
-				put_err(n);
-			break;
-		case 'r':
-			r = va_arg(ap, const struct rule *);
-			if (r->bus[0]) {
-				put(r->bus);
-				put_c('/');
-			}
-			put(r->s.dev);
-			break;
-		}
+		put(r->s.dev);
+		break;
 	}
-	va_end(ap);
-	if (!(prio & MORE)) {
-		line[line_len++] = '\n';
-		line[0] = '<', line[1] = (char)('0' + prio), line[2] = '>';
-		if (kmsg >= 0 && prio != LOG_DEBUG)
-			(void)!write(kmsg, line, line_len);
-		if (!flag[QUIET] || prio <= LOG_WARNING) {
-			if (out_len + line_len > sizeof out)
-				out_flush();
-			memcpy(out + out_len, line + 3, line_len - 3);
-			out_len += line_len - 3;
-			if (!batch)
-				out_flush();
-		}
-		line_len = 0;
-	}
-	errno = e;
 }
 
+/*
+ * The line made goes to /dev/kmsg (at boot) with its priority, and to
+ * stderr unless -q hides it.
+ */
+static void line_end(int prio)
+{
+	line[lg.line_len++] = '\n';
+	line[0] = '<', line[1] = (char)('0' + prio), line[2] = '>';
+	if (lg.kmsg >= 0 && prio != LOG_DEBUG)
+		(void)!write(lg.kmsg, line, lg.line_len);
+	if (!flag[QUIET] || prio <= LOG_WARNING) {
+		if (lg.out_len + lg.line_len > sizeof out)
+			out_flush();
+		memcpy(out + lg.out_len, line + 3, lg.line_len - 3);
+		lg.out_len += lg.line_len - 3;
+		if (!lg.batch)
+			out_flush();
+	}
+	lg.line_len = 0;
+}
+
+/*
+ * The one logger: one whole message a call, errno kept. "%s" a string,
+ * "%q" refused input quoted, "%u" a number, "%e" errno's text (or
+ * SHORT_WRITE's), "%r" a rule's device as "BUS/DEVICE" (just "DEVICE"
+ * while its bus is not known).
+ */
+void say(int prio, const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno;
+
+	if (prio == LOG_DEBUG && !flag[VERBOSE])
+		return;
+	lg.line_len = 3;
+	put("drvbind: ");
+	va_start(ap, fmt);
+	for (; *fmt; fmt++)
+		if (*fmt != '%')
+			put_c(*fmt);
+		else
+			put_arg(*++fmt, &ap);
+	va_end(ap);
+	line_end(prio);
+	errno = e;
+}
 
 /* The line put() made goes to fd, alone. */
 void put_line(int fd)
 {
-	(void)!write(fd, line, line_len);
-	line_len = 0;
+	(void)!write(fd, line, lg.line_len);
+	lg.line_len = 0;
 }
 
 const char *drv_or_none(const char *d)

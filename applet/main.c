@@ -10,7 +10,8 @@
  *
  * This file: the options, and the order of a run. drvbind.h says which
  * file holds what. No heap: every buffer is fixed and every overflow is
- * reported.
+ * reported. Calls conf.c, list.c, wait.c, notify.c, pid1.c, proc.c,
+ * sysfs.c, log.c and parse.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -123,6 +124,8 @@ int main(int argc, char **argv, char **envp)
 		list_absent();
 		return st;
 	}
+	/* drvbind.follow=1 on the command line or in the config file. */
+	flag[FOLLOW] |= conf.follow;
 	conf_force(val[SECS] ? &t : NULL, val[MODPROBE]);
 	/* A follower's service manager is told when it is ready; -b's parent is not the follower. */
 	if (flag[FOLLOW] && !flag[BG])

@@ -5,7 +5,7 @@
  * notify socket ($NOTIFY_SOCKET, one datagram a message, as sd_notify(3)
  * sends them, without libsystemd), and s6's notification fd (a newline,
  * once, on the fd that ./notification-fd names).
- * Calls sysfs.c, proc.c, log.c and mem.c.
+ * Calls sysfs.c, log.c and mem.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -77,6 +77,12 @@ void notify_open(char **envp)
  * the rules' counts, which systemctl status shows; STATUS alone only
  * where the counts changed.
  */
+/* A service manager listens: the rules are worth counting. */
+int notify_wanted(void)
+{
+	return sd >= 0 || s6 >= 0;
+}
+
 void notify(int what, const unsigned count[COUNTS])
 {
 	static const char *const say_what[] = { "READY=1\n", "RELOADING=1\nMONOTONIC_USEC=", "STOPPING=1\n", "" };

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The parsers: rules, the kernel command line, seconds and uevents, on
+ * text in memory alone (parse.h). Calls mem.c.
+ */
 #include <string.h>
 
 #include "parse.h"
@@ -62,9 +66,8 @@ char *cmdline_next(char **args, char **val)
  * not climb out ("..") or descend ("/"); control bytes and anything but
  * printable ASCII would also corrupt the one-line messages and /dev/kmsg.
  */
-static const char *name_check(const char *s, size_t len, const char *what)
+static const char *name_check(const char *s, size_t len, const char *what, char *why)
 {
-	static char why[64];
 	const char *reason = NULL;
 	size_t i;
 
@@ -89,7 +92,7 @@ static const char *name_check(const char *s, size_t len, const char *what)
 	}
 	if (!reason)
 		return NULL;
-	/* Both parts are literals, shorter than why together. */
+	/* Both parts are literals, shorter than WHY_SZ together. */
 	for (i = 0; *reason; )
 		why[i++] = *reason++;
 	while ((why[i++] = *what++))
@@ -97,9 +100,9 @@ static const char *name_check(const char *s, size_t len, const char *what)
 	return why;
 }
 
-static const char *name_copy(char *dst, const char *s, size_t len, const char *what)
+static const char *name_copy(char *dst, const char *s, size_t len, const char *what, char *why)
 {
-	const char *err = name_check(s, len, what);
+	const char *err = name_check(s, len, what, why);
 
 	if (err)
 		return err;
@@ -157,7 +160,7 @@ static const char *set_check(const struct spec *sp)
 	}
 }
 
-const char *rule_parse(struct spec *sp, const char *text)
+const char *rule_parse(struct spec *sp, const char *text, char why[WHY_SZ])
 {
 	size_t len = str_len(text);
 	const char *colon, *slash, *dev = text, *drv;
@@ -185,12 +188,13 @@ const char *rule_parse(struct spec *sp, const char *text)
 	for (slash = text; slash < colon && *slash != '/'; slash++)
 		;
 	if (slash < colon) {
-		if ((err = name_copy(sp->bus, text, (size_t)(slash - text), "bus")))
+		if ((err = name_copy(sp->bus, text, (size_t)(slash - text), "bus", why)))
 			return err;
 		dev = slash + 1;
 	}
 	devlen = (size_t)(colon - dev);
-	if ((err = name_copy(sp->dev, dev, devlen, "device")) || (err = name_copy(sp->drv, drv, drvlen, "driver")))
+	if ((err = name_copy(sp->dev, dev, devlen, "device", why)) ||
+	    (err = name_copy(sp->drv, drv, drvlen, "driver", why)))
 		return err;
 	for (dev = sp->dev; *dev; dev++)
 		sp->set |= *dev == '*' || *dev == '?' || *dev == ',' || *dev == '=';

@@ -9,6 +9,7 @@ enum {
 	NAME_SZ = 128,		/* bus, device and driver names, with the NUL */
 	RULE_TEXT_MAX = 3 * NAME_SZ,
 	TIMEOUT_MAX = 86400,	/* seconds; a day is more than any boot */
+	WHY_SZ = 64,		/* a refused name's reason, made by rule_parse */
 };
 
 /* strlen, in mem.c; musl's word-at-a-time one is a hundred bytes more, for names this short. */
@@ -43,8 +44,11 @@ int glob_match(const char *p, const char *s);
  */
 char *cmdline_next(char **args, char **val);
 
-/* Fills s from text; returns NULL or the reason the rule is refused. */
-const char *rule_parse(struct spec *s, const char *text);
+/*
+ * Fills s from text; returns NULL or the reason the rule is refused,
+ * a literal or, for a refused name, made in why.
+ */
+const char *rule_parse(struct spec *s, const char *text, char why[WHY_SZ]);
 
 /* Decimal seconds 0..TIMEOUT_MAX; returns NULL or the reason. */
 const char *secs_parse(const char *text, unsigned *secs);

@@ -15,7 +15,7 @@
  * without the kernel's word on who is at the other end (SO_PEERCRED):
  * a follower ends only for an equal, root or its own uid; a newcomer
  * knocks only on an equal, and says who holds a name it cannot have.
- * Calls sysfs.c, proc.c, log.c and mem.c.
+ * Calls sysfs.c, log.c and mem.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>

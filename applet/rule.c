@@ -1,11 +1,53 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The procedure of one rule, steps 2 to 7 of drvbind(8): look at the
+ * The procedure of one rule, steps 1 to 7 of drvbind(8): look at the
  * device, hold it with driver_override or authorized, unbind, bind
  * (new_id where the driver does not know it), verify the driver link,
  * and roll back on any failure; watch a device nothing can hold; and at
  * the deadline, say what is missing and hand a held device back.
- * Calls device.c, sysfs.c, proc.c, log.c and mem.c.
+ * Calls device.c, conf.c's rules, sysfs.c, proc.c, log.c, mem.c and main.c's
+ * flag.
+ *
+ * A rule is WAITING until it is DONE or has FAILED; while it waits,
+ * r->wait says what for. Each look (rule_step) takes the first row that
+ * holds. A follower arms a rule again (rule_arm) when its device or its
+ * driver comes, or the device is bound or unbound: it waits FOR_DEVICE.
+ *
+ *   A look finds                       It does                        Then
+ *   the device not there               nothing; its add uevent        FOR_DEVICE
+ *                                      brings the next look
+ *   it on DRIVER, held as it should    nothing (step 2)               DONE
+ *   be
+ *   a none rule, and no hold (no       unbind; then unbind whatever   WATCHING, DONE at
+ *   override, no authorized)           binds it                       the deadline
+ *   no bind file of DRIVER             modprobe, once; hold an        FOR_DRIVER
+ *                                      unbound device (step 1)
+ *   anything else                      hold, unbind, bind, verify     DONE
+ *                                      (steps 3 to 6)
+ *
+ *   The move meets                     It does                        Then
+ *   unbind ENODEV or bind EBUSY: the   look and move again, up to     as its last try
+ *   device changed hands               BUSY_RETRIES times
+ *   bind ENODEV, no override, and      new_id, bind unless bound,     DONE, or FAILED
+ *   DRIVER has new_id                  remove_id (step 5)
+ *   bind ENODEV, an unbound device     nothing: the bus has not       FOR_BUS
+ *   whose override names DRIVER        finished adding it; held
+ *   bind ENODEV at a USB interface,    look every SOON_MS, for        FOR_NEW_ID, FAILED
+ *   DRIVER without remove_id yet       NEW_ID_WAIT_MS at most         after that
+ *   (it makes new_id after its add)
+ *   bind ENODEV, DRIVER without        roll back (step 7)             FAILED
+ *   new_id
+ *   ENOENT from DRIVER's unbind,       nothing: it is registering;    FOR_DRIVER
+ *   bind, new_id or match_busid        an override stays held
+ *   its bus link gone (-f)             nothing: a device added again  FOR_DEVICE
+ *                                      is a new one
+ *   any other failure                  roll back (step 7)             FAILED
+ *
+ * At the deadline (rule_expire) a rule still WAITING: WATCHING is DONE;
+ * FOR_DEVICE is FAILED "device not found", unless the device may be
+ * absent (absent_ok); FOR_BUS, FOR_NEW_ID and a FOR_DRIVER that was
+ * refused say the refusal and roll back; FOR_DRIVER otherwise hands the
+ * hold back: FAILED "driver not found".
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,11 +58,54 @@
 
 enum { BUSY_RETRIES = 3, NEW_ID_WAIT_MS = 1000 };
 
-/* Not an errno: a check found the device on another driver, or none. */
-enum { MISPLACED = -1 };
+/*
+ * How dev_move goes: BACK, to where the device was (the rollback, a
+ * watch); the rule's OWN move, where match_busid and new_id apply; or
+ * OVERRIDDEN, its own move over an override, which matches whatever
+ * the ids (so no new_id).
+ */
+enum move { BACK, OWN, OVERRIDDEN };
 
-/* dev_move's fwd for a device whose driver_override names the new driver. */
-enum { OVERRIDDEN = 2 };
+/*
+ * The files one look keeps open, each -1 while not: the device's
+ * directory, which proves it is there and from which its driver link
+ * and hold are one step; its hold, read and then written; the driver's
+ * bind, found and then written. A one-shot run leaves those of a rule
+ * that is over to its exit or exec (all are close-on-exec): three a
+ * rule, 3 * DEVICES_MAX at most. A follower, which looks again and
+ * again, closes them.
+ */
+static struct {
+	int dir, hold, bind;
+} look = { -1, -1, -1 };
+
+static const char *hold_attr(const struct rule *r)
+{
+	return r->hold == AUTHORIZED ? "authorized" : "driver_override";
+}
+
+static const char *step_name(const struct rule *r, enum step step)
+{
+	static const char *const name[] = {
+		[STEP_LINK] = "driver link", [STEP_UNBIND] = "unbind", [STEP_MATCH_BUSID] = "match_busid",
+		[STEP_BIND] = "bind", [STEP_NEW_ID] = "new_id", [STEP_VERIFY] = "verify",
+	};
+
+	return step == STEP_HOLD ? hold_attr(r) : name[step];
+}
+
+/* Records a failed step: its errno, or SHORT_WRITE. -1, for the caller to return. */
+static int fail(struct fail *f, enum step step, int ret)
+{
+	f->step = step;
+	f->err = ret == STORE_SHORT ? SHORT_WRITE : errno;
+	return -1;
+}
+
+static int driver_now(const struct rule *r, char *drv)
+{
+	return rule_driver(r, look.dir, drv);
+}
 
 /*
  * The rule is done: "BUS/DEV: OLD -> NEW" where the device moved, with
@@ -30,24 +115,18 @@ enum { OVERRIDDEN = 2 };
 static void say_done(struct rule *r, const char *to, int moved)
 {
 	/* A set's member: with -v only; its set says one line for all. */
-	int debug = r->set ? LOG_DEBUG : 0;
+	int prio = r->in_set ? LOG_DEBUG : LOG_INFO;
 
 	r->state = DONE;
 	if (!moved) {
-		if (!r->quiet)
+		if (!r->said)
 			say(LOG_INFO, "%r: %s%s%s", r, flag[DRY] ? "would stay " : "already ", *to ? "on " : "unbound", to);
 		return;
 	}
-	if (debug)
-		rules[r->set - 1].quiet = 0;
-
-	say(MORE | debug, "%r: %s%s -> %s", r, flag[DRY] ? "would move " : "", drv_or_none(r->orig), drv_or_none(to));
-	say(debug ? debug : LOG_INFO, r->id[0] ? " (new_id \"%s\")" : "", r->id);
-}
-
-static const char *hold_attr(const struct rule *r)
-{
-	return r->hold == AUTHORIZED ? "authorized" : "driver_override";
+	if (r->in_set)
+		rules[r->in_set - 1].said = 0;
+	say(prio, "%r: %s%s -> %s%s%s%s", r, flag[DRY] ? "would move " : "", drv_or_none(r->orig), drv_or_none(to),
+	    r->id[0] ? " (new_id \"" : "", r->id, r->id[0] ? "\")" : "");
 }
 
 /*
@@ -57,42 +136,9 @@ static const char *hold_attr(const struct rule *r)
  * files is a driver registering (or going away): the rule looks again
  * on the next uevent, and fails at the deadline only.
  */
-static int drv_busy(const char *step)
+static int drv_registering(const struct fail *f)
 {
-	/* The driver's files among the steps: unbind, bind, new_id, match_busid. */
-	return errno == ENOENT && step && (*step == 'u' || *step == 'b' || *step == 'n' || *step == 'm');
-}
-
-/*
- * Bind said ENODEV: the driver's id table does not have the device. Teach
- * it the device's id through new_id, bind unless the kernel already did
- * (it binds every unbound match on new_id, and a second bind says EBUSY),
- * then take the id back out so the driver does not grab other devices
- * with that id later.
- */
-static const char *teach(struct rule *r)
-{
-	char id[sizeof r->id], cur[NAME_SZ];
-	const char *step = NULL;
-	int e;
-
-	if (dev_id(r, id, sizeof id) < 0) {
-		errno = ENODEV;
-		return "bind";
-	}
-	if (drv_write(r, r->s.drv, "new_id", id) < 0)
-		return "new_id";
-	copy(r->id, id);
-	if (rule_driver(r, cur) < 0)
-		step = "driver link";
-	else if (!cur[0] && drv_write(r, r->s.drv, "bind", r->s.dev) < 0 && errno != EBUSY)
-		step = "bind";
-	e = errno;
-	/* Not every bus has remove_id (ENOENT): there the id stays. */
-	if (drv_write(r, r->s.drv, "remove_id", id) < 0 && errno != ENOENT)
-		say(LOG_WARNING, "%r: %s/remove_id \"%s\": %e", r, r->s.drv, id, errno);
-	errno = e;
-	return step;
+	return f->err == ENOENT && f->step >= STEP_UNBIND && f->step <= STEP_NEW_ID;
 }
 
 /*
@@ -103,6 +149,36 @@ static const char *teach(struct rule *r)
 static int teachable(const struct rule *r, const char *drv)
 {
 	return drv_has(r, drv, r->hold == AUTHORIZED ? "remove_id" : "new_id");
+}
+
+/*
+ * Bind said ENODEV: the driver's id table does not have the device. Teach
+ * it the device's id through new_id, bind unless the kernel already did
+ * (it binds every unbound match on new_id, and a second bind says EBUSY),
+ * then take the id back out so the driver does not grab other devices
+ * with that id later.
+ */
+static int teach(struct rule *r, struct fail *f)
+{
+	char id[sizeof r->id], cur[NAME_SZ];
+	int ret, bound = 0;
+
+	if (dev_id(r, id, sizeof id) < 0) {
+		f->step = STEP_BIND;
+		f->err = ENODEV;
+		return -1;
+	}
+	if ((ret = drv_write(r, r->s.drv, "new_id", id)) < 0)
+		return fail(f, STEP_NEW_ID, ret);
+	copy(r->id, id);
+	if (driver_now(r, cur) < 0)
+		bound = fail(f, STEP_LINK, -1);
+	else if (!cur[0] && (ret = drv_write(r, r->s.drv, "bind", r->s.dev)) < 0)
+		bound = fail(f, STEP_BIND, ret) < 0 && f->err != EBUSY ? -1 : 0;
+	/* Not every bus has remove_id (ENOENT): there the id stays. */
+	if ((ret = drv_write(r, r->s.drv, "remove_id", id)) < 0 && (ret == STORE_SHORT || errno != ENOENT))
+		say(LOG_WARNING, "%r: %s/remove_id \"%s\": %e", r, r->s.drv, id, ret == STORE_SHORT ? SHORT_WRITE : errno);
+	return bound;
 }
 
 /* "add ID" or "del ID" for usbip-host's list of the devices it may take. */
@@ -116,147 +192,242 @@ static int busid_write(struct rule *r, const char *verb)
 }
 
 /*
- * Moves the device to `to' ("" for no driver): unbind, bind, then check
- * the driver link, since the success of a write is no proof (a probe
- * that binds nothing succeeds too). A native driver may still be probing
- * a device that just appeared: an unbind that says ENODEV or a bind that
- * says EBUSY means the device changed hands meanwhile, so look again.
- * fwd: the rule's own move, where match_busid and new_id apply (new_id
- * not with an override, OVERRIDDEN: that matches whatever the ids), and
- * `cur' holds the driver just read. `bind': the new driver's bind, open,
- * or -1 (every move but the rule's own). Returns NULL, or the failed
- * step with errno set (MISPLACED: on `cur').
+ * One try of a move, from `cur' to `to': unbind, then bind. 1: the
+ * device changed hands meanwhile (an unbind that says ENODEV, a bind
+ * that says EBUSY: a native driver may still be probing a device that
+ * just appeared), try again; 0: done; -1: failed, in *f.
  */
-static const char *dev_move(struct rule *r, const char *to, int fwd, int bind, char *cur)
+static int move_try(struct rule *r, const char *to, enum move how, int bind, const char *cur, struct fail *f)
 {
-	int tries, e;
+	int ret;
 
-	for (tries = 0; tries < BUSY_RETRIES; tries++) {
-		if ((tries || !fwd) && rule_driver(r, cur) < 0)
-			return "driver link";
-		if (!strcmp(cur, to))
-			return NULL;
-		if (cur[0] && drv_write(r, cur, "unbind", r->s.dev) < 0) {
-			if (errno == ENODEV)
-				continue;
-			return "unbind";
-		}
-		if (!*to)
-			continue;
-		/* usbip-host takes only the USB devices listed in its match_busid. */
-		if (fwd && !r->busid && !strcmp(r->bus, "usb") && drv_has(r, to, "match_busid")) {
-			if (busid_write(r, "add ") < 0)
-				return "match_busid";
-			r->busid = 1;
-		}
-		if (drv_put(r, to, "bind", r->s.dev, bind) == 0)
-			break;
-		e = errno;
-		if (fwd == 1 && e == ENODEV && teachable(r, to)) {
-			const char *step = teach(r);
-			if (step)
-				return step;
-			break;
-		}
-		errno = e;
-		if (e != EBUSY || tries == BUSY_RETRIES - 1)
-			return "bind";
+	if (cur[0] && (ret = drv_write(r, cur, "unbind", r->s.dev)) < 0)
+		return errno == ENODEV && ret != STORE_SHORT ? 1 : fail(f, STEP_UNBIND, ret);
+	if (!*to)
+		return 1;
+	/* usbip-host takes only the USB devices listed in its match_busid. */
+	if (how != BACK && !r->busid && !strcmp(r->bus, "usb") && drv_has(r, to, "match_busid")) {
+		if ((ret = busid_write(r, "add ")) < 0)
+			return fail(f, STEP_MATCH_BUSID, ret);
+		r->busid = 1;
 	}
-	if (rule_driver(r, cur) < 0)
-		return "verify";
-	errno = MISPLACED;
-	return strcmp(cur, to) ? "verify" : NULL;
+	if ((ret = drv_store(r, to, "bind", r->s.dev, bind)) == 0)
+		return 0;
+	fail(f, STEP_BIND, ret);
+	if (how == OWN && f->err == ENODEV && teachable(r, to))
+		return teach(r, f);
+	return f->err == EBUSY ? 1 : -1;
+}
+
+/*
+ * Moves the device to `to' ("" for no driver), then checks the driver
+ * link, since the success of a write is no proof (a probe that binds
+ * nothing succeeds too). An OWN move comes with `cur' just read, and
+ * `bind', the driver's bind, open (or -1). 0, or -1 with *f (ELSEWHERE:
+ * on `cur').
+ */
+static int dev_move(struct rule *r, const char *to, enum move how, int bind, char *cur, struct fail *f)
+{
+	int tries, ret = 1;
+
+	for (tries = 0; ret > 0 && tries < BUSY_RETRIES; tries++) {
+		if ((tries || how == BACK) && driver_now(r, cur) < 0)
+			return fail(f, STEP_LINK, -1);
+		if (!strcmp(cur, to))
+			return 0;
+		f->step = NO_STEP;
+		ret = move_try(r, to, how, bind, cur, f);
+		/* A bind still busy at the last try is the move's failure. */
+		if (ret > 0 && f->step == STEP_BIND && tries == BUSY_RETRIES - 1)
+			return -1;
+	}
+	if (ret < 0)
+		return -1;
+	if (driver_now(r, cur) < 0)
+		return fail(f, STEP_VERIFY, -1);
+	if (!strcmp(cur, to))
+		return 0;
+	f->step = STEP_VERIFY;
+	f->err = ELSEWHERE;
+	return -1;
 }
 
 /*
  * Puts the device back as it was: the old override or authorized, the
  * old driver. A device that had a driver must not be left without one.
  */
-static const char *rollback(struct rule *r)
+static int rollback(struct rule *r, struct fail *f)
 {
 	char cur[NAME_SZ], p[PATH_SZ];
-	const char *step = NULL;
+	int ret = 0;
 
 	if (r->busid) {
 		r->busid = 0;
 		(void)busid_write(r, "del ");
 	}
 	/* A zero-byte write never reaches sysfs; "\n" clears the override. */
-	if (r->hold && dev_write(r, hold_attr(r), r->ovr[0] ? r->ovr : "\n") < 0)
-		return hold_attr(r);
-	if (r->orig[0] && (step = dev_move(r, r->orig, 0, -1, cur)) && errno == MISPLACED)
-		errno = cur[0] ? EBUSY : ENODEV;
+	if (r->hold && (ret = dev_write(r, hold_attr(r), r->ovr[0] ? r->ovr : "\n")) < 0)
+		return fail(f, STEP_HOLD, ret);
+	if (r->orig[0] && (ret = dev_move(r, r->orig, BACK, -1, cur, f)) < 0 && f->err == ELSEWHERE)
+		f->err = cur[0] ? EBUSY : ENODEV;
 	/*
 	 * A device held while its driver loaded had no driver only because
 	 * of the hold; authorized=1 probes nothing, so ask drivers_probe.
 	 */
 	if (!r->orig[0] && r->held && node_path(p, r->bus, "/drivers_probe", "", NULL) == 0)
 		(void)attr_write(p, r->s.dev);
-	return step;
+	return ret;
 }
 
-static const char rollback_failed[] = "; rollback to %s failed at %s: %e";
-
 /* Reports the failure of a step and the rollback's result on one line. */
-static void rule_fail(struct rule *r, const char *step, const char *cur)
+static void rule_fail(struct rule *r, const struct fail *f, const char *cur)
 {
-	int err = errno, rerr;
-	const char *rb;
-	char now[NAME_SZ];
+	char now[NAME_SZ], why[NAME_SZ + 16], back[3 * NAME_SZ];
+	struct fail rb;
+	int rb_failed;
 
 	/*
 	 * The rollback goes by path: a device unplugged and plugged again
-	 * during the look is a new directory, which the one open since
-	 * (dev_look) no longer shows.
+	 * during the look is a new directory, which the one open since no
+	 * longer shows.
 	 */
-	dev_look(-1);
-	rb = rollback(r);
-	rerr = errno;
-
+	if (look.dir >= 0)
+		fd_close(look.dir);
+	look.dir = -1;
+	if (f->err == ELSEWHERE)
+		(void)path_join(why, sizeof why, cur[0] ? "bound to " : "not bound", cur, (const char *)0);
+	else
+		copy(why, err_str(f->err));
+	rb_failed = rollback(r, &rb) < 0;
 	/* Where it had no driver, the rollback's drivers_probe may have found one. */
-	if (r->orig[0] || rule_driver(r, now) < 0)
+	if (r->orig[0] || driver_now(r, now) < 0)
 		copy(now, r->orig);
-
+	if (rb_failed)
+		(void)path_join(back, sizeof back, "; rollback to ", drv_or_none(now), " failed at ", step_name(r, rb.step),
+		    ": ", err_str(rb.err), (const char *)0);
+	else
+		(void)path_join(back, sizeof back, r->orig[0] ? "; back on " : now[0] ? "; now on " : "; left unbound",
+		    now, (const char *)0);
 	/* One line for both: /dev/kmsg keeps about ten lines in five seconds. */
-	say(MORE, "%r: %s -> %s failed at %s: ", r, drv_or_none(r->orig), r->s.drv, step);
-	if (err == MISPLACED)
-		say(MORE, *cur ? "bound to %s" : "not bound", cur);
-	else
-		say(MORE, "%e", err);
-	if (r->id[0])
-		say(MORE, " after new_id \"%s\"", r->id);
-	if (rb)
-		say(LOG_ERR, rollback_failed, drv_or_none(now), rb, rerr);
-	else
-		say(LOG_ERR, r->orig[0] ? "; back on %s" : now[0] ? "; now on %s" : "; left unbound", now);
+	say(LOG_ERR, "%r: %s -> %s failed at %s: %s%s%s%s%s", r, drv_or_none(r->orig), r->s.drv, step_name(r, f->step),
+	    why, r->id[0] ? " after new_id \"" : "", r->id, r->id[0] ? "\"" : "", back);
 	r->state = FAILED;
 }
 
 /* The hold now keeps every other driver from the device until the rule ends. */
-static void hold(struct rule *r)
+static void mark_held(struct rule *r)
 {
 	r->held = 1;
 	say(LOG_DEBUG, "%r: held for %s by %s", r, r->s.drv, hold_attr(r));
 }
 
-/* The driver's files are not there yet: look again on its add uevent. */
-static void wait_driver(struct rule *r, const char *step)
+/* The rule waits for `wait' after the refusal *f, said at the deadline. */
+static void wait_refused(struct rule *r, enum wait wait, const struct fail *f)
 {
-	r->err = ENOENT;
-	r->step = step;
-	say(LOG_DEBUG, "%r: %s: %e; waiting", r, step, ENOENT);
+	r->wait = wait;
+	r->refused = *f;
+	if (drv_registering(f))
+		say(LOG_DEBUG, "%r: %s: %e; waiting", r, step_name(r, f->step), f->err);
 }
 
 /*
- * Steps 3 to 7 of a rule: hold, unbind, bind, verify, or roll back.
- * The device's hold (r->hold) is at `hp', open as `hfd' (or -1), and
- * reads `hv'; `bind' is the new driver's bind, open (or -1).
+ * A move that failed may still be one to wait out (the table's rows
+ * FOR_BUS, FOR_NEW_ID, FOR_DRIVER and the bus link gone). 1: the rule
+ * waits; 0: it failed.
  */
-static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, const char *hp, int bind)
+static int refusal_waits(struct rule *r, const char *cur, struct fail *f)
 {
-	const char *to = r->none ? "" : r->s.drv, *step = NULL, *val = NULL;
-	char now[NAME_SZ], gone[PATH_SZ];
-	int fwd = 1;
+	char gone[PATH_SZ];
+
+	/*
+	 * A PCI remove releases the driver twice (pci_stop_dev, then
+	 * device_del once the bus link is gone): a follower woken by the
+	 * first binds a device on its way out, and the second undoes it. A
+	 * device whose bus link went during the move is no failure of its
+	 * rule: a follower looks again, and one added again is a new device.
+	 */
+	if (flag[FOLLOW] && dev_path(gone, r, "") == 0 && !sys_exists(gone)) {
+		say(LOG_DEBUG, "%r: removed during the move", r);
+		rule_arm(r, r->until);
+		return 1;
+	}
+	if (f->step == STEP_BIND && f->err == ENODEV) {
+		/*
+		 * Until the bus has finished adding a new device (PCI sets
+		 * match_driver after the add uevent), bind says ENODEV even
+		 * for the driver its override names, and then the kernel
+		 * binds that driver itself. A device without a driver stays
+		 * held so; at the deadline it is handed back.
+		 */
+		if (r->hold == OVERRIDE && !cur[0]) {
+			mark_held(r);
+			wait_refused(r, FOR_BUS, f);
+			return 1;
+		}
+		/*
+		 * usb_register_driver makes new_id and remove_id after the
+		 * driver's add uevent, and nothing announces them: a bind
+		 * that the driver's table refuses before they are there is
+		 * tried again soon, for NEW_ID_WAIT_MS at most.
+		 */
+		if (r->hold == AUTHORIZED && !r->none && !teachable(r, r->s.drv)) {
+			if (!r->new_id_until)
+				r->new_id_until = now_ms() + NEW_ID_WAIT_MS;
+			if (now_ms() < r->new_id_until) {
+				wait_refused(r, FOR_NEW_ID, f);
+				return 1;
+			}
+		}
+	}
+	if (drv_registering(f)) {
+		r->held |= r->hold == OVERRIDE;
+		wait_refused(r, FOR_DRIVER, f);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Step 3: the hold. authorized 0 unbinds the driver itself; 1 only lets
+ * a bind through. An override held already (a driver registering
+ * meanwhile) is not written again at every look. `now' is what the
+ * device is on after it.
+ */
+static int hold_write(struct rule *r, const char *val, const char *hold_val, const char *hold_path, char *now,
+    struct fail *f)
+{
+	int ret;
+
+	if (!val || !((r->hold == OVERRIDE && !r->held) || strcmp(hold_val, val)))
+		return 0;
+	/*
+	 * The store waits under the device lock for a probe that was
+	 * running (a native driver on a device just added), which then
+	 * binds whatever the hold says: a device that had no driver is
+	 * read again after it, as is one that authorized 0 unbinds. One
+	 * that had a driver keeps it.
+	 */
+	if ((ret = attr_store(look.hold, hold_path, val)) < 0)
+		return fail(f, STEP_HOLD, ret);
+	if ((!now[0] || r->hold == AUTHORIZED) && driver_now(r, now) < 0)
+		return fail(f, STEP_LINK, -1);
+	if (now[0])
+		copy(r->orig, now);
+	return 0;
+}
+
+/*
+ * Steps 2 to 7 of a rule whose driver is there: nothing where it is on
+ * it already; else hold, unbind, bind, verify, or roll back. The hold
+ * is at `hold_path' and reads `hold_val'.
+ */
+static void rule_move(struct rule *r, const char *cur, const char *hold_val, const char *hold_path)
+{
+	const char *to = r->none ? "" : r->s.drv, *val = NULL;
+	struct fail f = { NO_STEP, 0 };
+	enum move how = OWN;
+	char now[NAME_SZ];
+	int failed = 0;
 
 	/*
 	 * driver_override "none" (a none rule's s.drv) or authorized 0
@@ -265,103 +436,34 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
 	 */
 	if (r->hold == OVERRIDE) {
 		val = r->s.drv;
-		fwd = OVERRIDDEN;
+		how = OVERRIDDEN;
 	} else if (r->hold == AUTHORIZED) {
 		val = r->none ? "0" : "1";
-		fwd = !r->none;
+		how = r->none ? BACK : OWN;
 	}
-	if (!strcmp(cur, to) && !(r->none && val && strcmp(hv, val))) {
-		/*
-		 * A held override lets the kernel bind the driver as it
-		 * registers, or unbind the old one as it goes away.
-		 */
-		say_done(r, to, r->held || r->again);
+	/* A held override lets the kernel bind the driver as it registers, or unbind the old one as it goes. */
+	if (!strcmp(cur, to) && !(r->none && val && strcmp(hold_val, val))) {
+		say_done(r, to, r->held || r->new_id_until);
 		return;
 	}
 	/* Looking again for a new_id, the device is unbound by the first look. */
-	if (!r->again)
+	if (!r->new_id_until)
 		copy(r->orig, cur);
 	copy(now, cur);
 	if (!flag[DRY]) {
 		/* Looking again for a new_id to come: no bind until it is there. */
-		if (r->again && !teachable(r, to)) {
-			errno = ENODEV;
-			step = "bind";
+		if (r->new_id_until && !teachable(r, to)) {
+			f.step = STEP_BIND;
+			f.err = ENODEV;
+			failed = 1;
+		} else {
+			failed = hold_write(r, val, hold_val, hold_path, now, &f) < 0 ||
+			    dev_move(r, to, how, look.bind, now, &f) < 0;
 		}
-		/*
-		 * authorized 0 unbinds the driver itself; 1 only lets a bind
-		 * through. An override held already (a driver registering
-		 * meanwhile) is not written again at every look.
-		 */
-		if (!step && val && ((r->hold == OVERRIDE && !r->held) || strcmp(hv, val))) {
-			/*
-			 * The store waits under the device lock for a probe
-			 * that was running (a native driver on a device just
-			 * added), which then binds whatever the hold says:
-			 * what the device is on is read again after it
-			 * (authorized 0 has unbound it by then).
-			 */
-			if (attr_put(hfd, hp, val) < 0)
-				step = hold_attr(r);
-			else if (rule_driver(r, now) < 0)
-				step = "driver link";
-			else if (now[0])
-				copy(r->orig, now);
-		}
-		if (!step)
-			step = dev_move(r, to, fwd, bind, now);
-		/*
-		 * A PCI remove releases the driver twice (pci_stop_dev, then
-		 * device_del once the bus link is gone): a follower woken by
-		 * the first binds a device on its way out, and the second
-		 * undoes it. A device whose bus link went during the move is
-		 * no failure of its rule: a follower looks again, and one
-		 * added again is a new device.
-		 */
-		if (step && flag[FOLLOW] && dev_path(gone, r, "") == 0 && !sys_exists(gone)) {
-			say(LOG_DEBUG, "%r: removed during the move", r);
-			rule_arm(r, r->until);
+		if (failed && refusal_waits(r, cur, &f))
 			return;
-		}
-		/*
-		 * Until the bus has finished adding a new device (PCI sets
-		 * match_driver after the add uevent), bind says ENODEV even
-		 * for the driver its override names, and then the kernel binds
-		 * that driver itself. A device without a driver stays held so;
-		 * at the deadline it is handed back.
-		 */
-		if (step && errno == ENODEV && !strcmp(step, "bind")) {
-			if (r->hold == OVERRIDE && !cur[0]) {
-				r->err = ENODEV;
-				r->step = step;
-				hold(r);
-				return;
-			}
-			/*
-			 * usb_register_driver makes new_id and remove_id after
-			 * the driver's add uevent, and nothing announces them: a
-			 * bind that the driver's table refuses before they are
-			 * there is tried again soon, for NEW_ID_WAIT_MS at most
-			 * (wait.c looks every SOON_MS).
-			 */
-			if (r->hold == AUTHORIZED && !r->none && !teachable(r, to)) {
-				if (!r->again)
-					r->again = now_ms() + NEW_ID_WAIT_MS;
-				if (now_ms() < r->again) {
-					r->err = ENODEV;
-					r->step = step;
-					return;
-				}
-				errno = ENODEV;
-			}
-		}
-		if (drv_busy(step)) {
-			r->held |= r->hold == OVERRIDE;
-			wait_driver(r, step);
-			return;
-		}
-		if (step) {
-			rule_fail(r, step, now);
+		if (failed) {
+			rule_fail(r, &f, now);
 			return;
 		}
 	}
@@ -372,31 +474,34 @@ static void rule_move(struct rule *r, const char *cur, const char *hv, int hfd, 
  * Neither driver_override nor authorized: nothing keeps a driver away,
  * so a none rule watches its device until the deadline and unbinds any
  * driver that binds it meanwhile (the bind uevent brings the look).
- * Its outcome is said once; the rule stays pending until the deadline.
+ * Its outcome is said once; the rule stays WAITING until the deadline.
  */
 static void rule_watch(struct rule *r, const char *cur)
 {
-	const char *step;
+	struct fail f = { NO_STEP, 0 };
 	char now[NAME_SZ];
+	int watching = r->wait == WATCHING;
 
-	if (!r->watch)
+	if (!watching)
 		copy(r->orig, cur);
 	copy(now, cur);
-	if (cur[0] && !flag[DRY] && (step = dev_move(r, "", 0, -1, now))) {
-		if (drv_busy(step))
-			wait_driver(r, step);
+	if (cur[0] && !flag[DRY] && dev_move(r, "", BACK, -1, now, &f) < 0) {
+		if (drv_registering(&f))
+			wait_refused(r, watching ? WATCHING : FOR_DRIVER, &f);
 		else
-			rule_fail(r, step, now);
+			rule_fail(r, &f, now);
 		return;
 	}
-	if (r->watch) {
+	if (watching) {
 		if (cur[0])
 			say(LOG_INFO, "%r: %s bound it; unbound again", r, cur);
 		return;
 	}
 	say_done(r, "", cur[0]);
-	r->watch = !flag[DRY];
-	r->state = r->watch ? WAITING : DONE;
+	if (!flag[DRY]) {
+		r->state = WAITING;
+		r->wait = WATCHING;
+	}
 }
 
 /* A USB interface ("2-1:1.0"); a USB device ("2-1") has no ':'. */
@@ -411,101 +516,123 @@ static int usb_intf(const struct rule *r)
 	return *d;
 }
 
-/* Opens the device's attribute `attr' read-write into *fd; 1 if it has one. */
-static int hold_open(const struct rule *r, const char *attr, char *p, int *fd)
+/* Opens the device's attribute `attr' read-write as look.hold; 1 if it has one. */
+static int hold_open(const struct rule *r, const char *attr, char *path)
 {
-	const char *at = p;
-	int dirfd = dev_at(&at, attr);
-
-	return dev_path(p, r, attr) == 0 && ((*fd = open_at(dirfd, at, O_RDWR)) >= 0 || errno != ENOENT);
+	if (dev_path(path, r, attr) < 0)
+		return 0;
+	look.hold = look.dir >= 0 ? open_at(look.dir, attr, O_RDWR) : sys_open(path, O_RDWR);
+	return look.hold >= 0 || errno != ENOENT;
 }
 
 /*
- * One look at a rule: the device's driver and hold, the driver's bind.
- * The hold and the bind stay open for the move (attr_put): fd[0] and
- * fd[1]; fd[2] is the device's directory.
+ * The device's directory, opened through the bus's link, proves the
+ * device is there; its driver link, read now and again after the move,
+ * and its hold are then one step from it. Where the bus is not known
+ * yet, or the open fails, every path starts at the root. 1: there.
  */
-static void rule_look(struct rule *r, int *fd)
+static int dev_open(struct rule *r)
 {
-	char cur[NAME_SZ], dp[PATH_SZ], hp[PATH_SZ], bp[PATH_SZ], v[NAME_SZ] = "";
-	int *hfd = &fd[0], *bind = &fd[1];
+	char path[PATH_SZ];
 
-	/*
-	 * The device's directory, opened through the bus's link, proves the
-	 * device is there; its driver link, read now and again after the
-	 * move, and its hold are then one step from it. Where the bus is
-	 * not known yet, or the open fails, every path starts at the root.
-	 */
-	if (r->bus[0] && dev_path(dp, r, "") == 0 && (fd[2] = sys_open(dp, O_PATH | O_DIRECTORY)) >= 0)
-		dev_look(fd[2]);
-	else if (dev_find(r) <= 0)
-		return;
-	if (rule_driver(r, cur) < 0) {
-		say(LOG_ERR, "%r: cannot read driver link: %e", r, errno);
-		r->state = FAILED;
-		return;
-	}
-	r->hold = hold_open(r, "driver_override", hp, hfd) ? OVERRIDE :
-	    usb_intf(r) && hold_open(r, "authorized", hp, hfd) ? AUTHORIZED : UNHELD;
-	/* Kept for the rollback, until the hold changes it; "(null)" is the kernel's word for unset. */
-	if (*hfd >= 0 && fd_get(*hfd, v, sizeof v) == 0 && !r->held && strcmp(v, "(null)"))
-		copy(r->ovr, v);
-	if (r->none && !r->hold) {
-		rule_watch(r, cur);
-		return;
-	}
+	if (r->bus[0] && dev_path(path, r, "") == 0 && (look.dir = sys_open(path, O_PATH | O_DIRECTORY)) >= 0)
+		return 1;
+	return dev_find(r) > 0;
+}
+
+/*
+ * Step 1: the driver's bind, open for the move. Missing: modprobe is
+ * asked, and a device without a driver is held so that no native
+ * driver takes it while its driver loads. 0: the driver is there.
+ */
+static int drv_open(struct rule *r, const char *cur, const char *hold_path)
+{
+	char path[PATH_SZ];
+
 	/*
 	 * The kernel makes a driver's directory before its bind file and
 	 * sends the add uevent last: only the bind file says it is there.
 	 */
-	if (!r->none && strcmp(cur, r->s.drv) && node_path(bp, r->bus, "/drivers/", r->s.drv, "bind") == 0 &&
-	    (*bind = sys_open(bp, O_WRONLY)) < 0 && errno == ENOENT) {
-		drv_request(r);
-		/* Keep the native driver from taking the device while its driver loads. */
-		if (!cur[0] && r->hold && !r->held && !flag[DRY] && conf.timeout &&
-		    attr_put(*hfd, hp, r->hold == AUTHORIZED ? "0" : r->s.drv) == 0)
-			hold(r);
+	if (r->none || !strcmp(cur, r->s.drv) || node_path(path, r->bus, "/drivers/", r->s.drv, "bind") < 0 ||
+	    (look.bind = sys_open(path, O_WRONLY)) >= 0 || errno != ENOENT)
+		return 0;
+	r->wait = FOR_DRIVER;
+	drv_request(r);
+	if (!cur[0] && r->hold && !r->held && !flag[DRY] && conf.timeout &&
+	    attr_store(look.hold, hold_path, r->hold == AUTHORIZED ? "0" : r->s.drv) == 0)
+		mark_held(r);
+	return -1;
+}
+
+/* One look at a rule: the device's driver and hold, the driver's bind, then the move. */
+static void rule_look(struct rule *r)
+{
+	char cur[NAME_SZ], hold_path[PATH_SZ], hold_val[NAME_SZ] = "";
+
+	if (!dev_open(r))
+		return;
+	if (driver_now(r, cur) < 0) {
+		say(LOG_ERR, "%r: cannot read driver link: %e", r, errno);
+		r->state = FAILED;
 		return;
 	}
-	rule_move(r, cur, v, *hfd, hp, *bind);
+	r->hold = hold_open(r, "driver_override", hold_path) ? OVERRIDE :
+	    usb_intf(r) && hold_open(r, "authorized", hold_path) ? AUTHORIZED : UNHELD;
+	/* Kept for the rollback, until the hold changes it; "(null)" is the kernel's word for unset. */
+	if (look.hold >= 0 && fd_get(look.hold, hold_val, sizeof hold_val) == 0 && !r->held &&
+	    strcmp(hold_val, "(null)"))
+		copy(r->ovr, hold_val);
+	if (r->none && !r->hold)
+		rule_watch(r, cur);
+	else if (drv_open(r, cur, hold_path) == 0)
+		rule_move(r, cur, hold_val, hold_path);
 }
 
 /*
  * The rule is applied again, from its first step, until `until': -f saw
  * its device or its driver come, or a bind or an unbind of the device.
- * What a look finds as it should be is not said again.
+ * What a look finds as it should be is not said again, and a device
+ * gone meanwhile is not missed.
  */
 void rule_arm(struct rule *r, long long until)
 {
 	r->state = WAITING;
-	r->held = r->asked = r->busid = r->watch = r->err = r->gone = 0;
-	r->again = 0;
+	r->wait = FOR_DEVICE;
+	r->held = r->asked = r->looked = r->busid = r->gone = 0;
+	r->refused.step = NO_STEP;
+	r->new_id_until = 0;
 	r->id[0] = r->orig[0] = '\0';
-	r->quiet = 1;
+	r->said = r->absent_ok = 1;
 	r->until = until;
+}
+
+/* The look is over: a file of it closed, or kept (see look). */
+static void look_end(int *fd, int keep)
+{
+	if (*fd >= 0 && !keep)
+		fd_close(*fd);
+	*fd = -1;
 }
 
 void rule_step(struct rule *r)
 {
-	int fd[3] = { -1, -1, -1 }, i;
+	int keep;
 
-	rule_look(r, fd);
-	dev_look(-1);
-	/* A follower looks at its rules again and again: nothing stays open. */
-	for (i = 0; i < 3; i++)
-		if (fd[i] >= 0)
-			fd_close(fd[i]);
+	rule_look(r);
+	/* A one-shot run looks no more at a rule that is over. */
+	keep = !flag[FOLLOW] && r->state != WAITING;
+	look_end(&look.dir, keep);
+	look_end(&look.hold, keep);
+	look_end(&look.bind, keep);
 }
 
 /* A member of a set another member failed: back where it was. */
 void rule_undo(struct rule *r)
 {
-	const char *step = rollback(r);
+	struct fail f = { NO_STEP, 0 };
 
-	if (step) {
-		say(MORE, "%r: ", r);
-		say(LOG_ERR, rollback_failed + 2, drv_or_none(r->orig), step, errno);
-	}
+	if (rollback(r, &f) < 0)
+		say(LOG_ERR, "%r: rollback to %s failed at %s: %e", r, drv_or_none(r->orig), step_name(r, f.step), f.err);
 	r->state = FAILED;
 }
 
@@ -514,30 +641,26 @@ void rule_expire(struct rule *r)
 {
 	char cur[NAME_SZ] = "";
 
-	if (r->watch) {
+	if (r->wait == WATCHING) {
 		r->state = DONE;
 		return;
 	}
 	if (dev_find(r) <= 0) {
-		/*
-		 * A device that -f saw go, or that left its set, is not
-		 * missed: neither the rule nor its set failed.
-		 */
-		if (r->state != FAILED && r->quiet) {
+		/* Not missed: a device -f saw go, or that left its set. */
+		if (r->state != FAILED && r->absent_ok) {
 			r->state = DONE;
 			r->gone = 1;
 			return;
 		}
 		if (r->state != FAILED)
 			say(LOG_ERR, "%r: device not found (waited %u s)", r, conf.timeout);
-	} else if (r->err) {
-		errno = r->err;
-		rule_fail(r, r->step, "");
+	} else if (r->refused.step) {
+		rule_fail(r, &r->refused, "");
 	} else {
 		/* The native driver may have a held device back: nothing is lost. */
 		if (r->held)
-			(void)rollback(r);
-		(void)rule_driver(r, cur);
+			(void)rollback(r, &(struct fail){ NO_STEP, 0 });
+		(void)driver_now(r, cur);
 		say(LOG_ERR, "%r: driver %s not found; %s%s%s (waited %u s)", r, r->s.drv,
 		    r->held ? "now " : "stays ", cur[0] ? "on " : "unbound", cur, conf.timeout);
 	}

@@ -7,7 +7,8 @@
  * since vfio refuses a group that is half bound. A set that matches
  * nothing waits as a rule whose device is missing does, and takes the
  * devices that come while it waits.
- * Calls rule.c, conf.c's rules, device.c, sysfs.c, log.c, parse.c and mem.c.
+ * Calls rule.c, conf.c's rules, device.c, sysfs.c, log.c, parse.c, mem.c and
+ * main.c's flag.
  */
 #include <errno.h>
 #include <string.h>
@@ -76,24 +77,17 @@ static int member_add(const char *dev, void *ctx)
 	if (r || (c->group && node_path(path, p->bus, "/devices/", dev, "class") == 0 &&
 	    attr_read(path, cls, sizeof cls) == 0 && glob_match("0x0604*", cls)))
 		return 0;
-	if (c->n == SET_MAX || conf.nrules == DEVICES_MAX) {
+	if (c->n < SET_MAX)
+		r = member_new(p, idx, dev);
+	if (!r) {
 		say(LOG_ERR, "%r: more than %u devices", p, c->n == SET_MAX ? SET_MAX : DEVICES_MAX);
 		for (r = rules; r < rules + conf.nrules; r++)
-			if (r->set == idx && r->state == WAITING)
+			if (r->in_set == idx && r->state == WAITING)
 				r->state = FAILED;
 		return c->full = 1;
 	}
-	/* The members in order of their ids, for the set's line and its moves. */
-	for (r = rules + conf.nrules++; r[-1].set && strcmp(r[-1].s.dev, dev) > 0; r--)
-		*r = r[-1];
-	*r = *p;
-	copy(r->s.dev, dev);
-	r->s.set = 0;
-	r->set = idx;
-	/* The set's `asked' says it was looked at: the member has asked no modprobe yet. */
-	r->asked = 0;
-	/* The set says one line for them all. */
-	r->quiet = 1;
+	/* The set says one line for them all; a member that leaves it is not missed. */
+	r->said = r->absent_ok = 1;
 	c->n++;
 	return 0;
 }
@@ -128,15 +122,43 @@ void set_step(struct rule *p)
 	int idx = set_id(p);
 
 	for (r = rules; r < rules + conf.nrules; r++) {
-		if (r->set != idx)
+		if (r->in_set != idx)
 			continue;
 		c.n++;
-		if (r->state == FAILED && !p->asked)
+		if (r->state == FAILED && !p->looked)
 			rule_arm(r, p->until);
 	}
-	p->asked = 1;
+	p->looked = 1;
 	if (node_path(path, p->bus, "/devices", "", NULL) == 0)
 		(void)dir_scan(path, member_fn, &c);
+}
+
+/*
+ * The set's one line: its members, and where they are now; a line of
+ * LINE_SZ at most, as say() makes it.
+ */
+static void set_say(struct rule *p, int idx, int failed)
+{
+	char devs[LINE_SZ], *end = devs;
+	const struct rule *r;
+	size_t n;
+
+	*end = '\0';
+	for (r = rules; r < rules + conf.nrules; r++) {
+		if (r->in_set != idx || r->gone)
+			continue;
+		n = str_len(r->s.dev);
+		if (end + n + 2 > devs + sizeof devs)
+			break;
+		*end++ = ' ';
+		copy(end, r->s.dev);
+		end += n;
+	}
+	if (failed)
+		say(LOG_ERR, "%r: set failed; as before:%s", p, devs);
+	else
+		say(LOG_INFO, "%r: %s%s on %s", p, flag[DRY] ? "would put" : "", devs + !flag[DRY], p->s.drv);
+	p->said = 1;
 }
 
 /*
@@ -152,7 +174,7 @@ int set_settle(struct rule *p, long long now)
 
 	for (r = rules; r < rules + conf.nrules; r++) {
 		/* A device gone for good is no longer the set's, nor in its line. */
-		if (r->set != idx || r->gone)
+		if (r->in_set != idx || r->gone)
 			continue;
 		n++;
 		/* Its members' deadline is the set's: they have had their last look. */
@@ -172,18 +194,13 @@ int set_settle(struct rule *p, long long now)
 	 * nothing to undo.
 	 */
 	for (r = rules; failed && r < rules + conf.nrules; r++)
-		if (r->set == idx && !r->gone && (r->state == DONE || r->held))
+		if (r->in_set == idx && !r->gone && (r->state == DONE || r->held))
 			rule_undo(r);
-		else if (r->set == idx)
+		else if (r->in_set == idx)
 			r->state = FAILED;
 	/* Said at the first look, and where a member moved (say_done). */
-	if (!failed && p->quiet)
+	if (!failed && p->said)
 		return 0;
-	say(MORE, failed ? "%r: set failed; as before:" : flag[DRY] ? "%r: would put" : "%r:", p);
-	for (r = rules; r < rules + conf.nrules; r++)
-		if (r->set == idx && !r->gone)
-			say(MORE, " %s", r->s.dev);
-	say(failed ? LOG_ERR : LOG_INFO, failed ? "" : " on %s", p->s.drv);
-	p->quiet = 1;
+	set_say(p, idx, failed);
 	return 0;
 }

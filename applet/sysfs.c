@@ -89,9 +89,10 @@ int sys_exists(const char *path)
  * its driver's bind open, so that reading and then writing one, or
  * finding and then writing the other, costs one open; sysfs takes a
  * store at any file offset. One write() of the whole value: sysfs
- * stores take a value per write. errno 0: a short write.
+ * stores take a value per write. 0; -1, errno set; or STORE_SHORT:
+ * the store took part of the value.
  */
-int attr_put(int fd, const char *path, const char *val)
+int attr_store(int fd, const char *path, const char *val)
 {
 	size_t len = str_len(val);
 	int own = fd < 0;
@@ -108,14 +109,12 @@ int attr_put(int fd, const char *path, const char *val)
 		fd_close(fd);
 	if (n == (ssize_t)len)
 		return 0;
-	if (n >= 0)
-		errno = 0;
-	return -1;
+	return n < 0 ? -1 : STORE_SHORT;
 }
 
 int attr_write(const char *path, const char *val)
 {
-	return attr_put(-1, path, val);
+	return attr_store(-1, path, val);
 }
 
 /* Reads a whole attribute (sysfs returns it in one read) without its newline. */

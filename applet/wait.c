@@ -6,7 +6,8 @@
  * rule applied again on the uevents that name it, signals read from a
  * signalfd, one follower at a time (place.c), and what a service
  * manager is told (notify.c).
- * Calls place.c, notify.c, rule.c, conf.c, proc.c, sysfs.c, log.c and parse.c.
+ * Calls place.c, notify.c, set.c, rule.c, conf.c, proc.c, sysfs.c, log.c,
+ * parse.c and main.c's flag.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,18 +39,21 @@ struct sockaddr_nl {
 	unsigned int nl_groups;
 };
 
-/* The uevent socket (or -1), and the re-scan interval (0: none). */
-static int sock = -1, poll_ms;
+/*
+ * The state of the waiting: the uevent socket and a follower's signalfd
+ * (each -1 while not open), the re-scan interval (0: none), the signals
+ * got, where a follower listens for a newer one (place.c; "": the
+ * abstract name only), and whether it follows: -f with a uevent socket,
+ * since without one nothing says that a device came back.
+ */
+static struct {
+	int sock, sigfd, poll_ms, following;
+	unsigned got;
+	const char *socket_path;
+} w = { .sock = -1, .sigfd = -1 };
 
 /* A uevent, or a signal's siginfo. */
 static char buf[EVENT_SZ];
-
-/* A follower's SIGHUP, SIGINT and SIGTERM, read from a signalfd (or -1). */
-static int sigfd = -1;
-static unsigned got;
-
-/* Where a follower listens for a newer one (place.c), "": the abstract name only. */
-static const char *socket_path;
 
 /*
  * Opened before the first scan, so that nothing that appears between the
@@ -83,7 +87,7 @@ static void sig_open(void)
 	unsigned long mask = 1UL << (SIGHUP - 1) | 1UL << (SIGINT - 1) | 1UL << (SIGTERM - 1);
 
 	(void)syscall(SYS_rt_sigprocmask, SIG_BLOCK, &mask, NULL, sizeof mask);
-	sigfd = (int)syscall(SYS_signalfd4, -1, &mask, sizeof mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	w.sigfd = (int)syscall(SYS_signalfd4, -1, &mask, sizeof mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
 /*
@@ -102,10 +106,11 @@ static void rules_arm(const char *name, int how)
 	struct rule *r;
 
 	/* A set looks again at any add: the device may be one it takes. */
-	for (r = rules; r < rules + conf.nrules; r++)
-		if (how == ALL || ((!name || (r->s.set && how == ADD) || !strcmp(name, r->s.dev) ||
-		    !strcmp(name, r->s.drv)) && (r->state == DONE || (r->state == FAILED && how == ADD))))
+	for (r = rules; r < rules + conf.nrules; r++) {
+		int named = !name || (r->s.set && how == ADD) || !strcmp(name, r->s.dev) || !strcmp(name, r->s.drv);
+		if (how == ALL || (named && (r->state == DONE || (r->state == FAILED && how == ADD))))
 			rule_arm(r, until);
+	}
 }
 
 /*
@@ -122,7 +127,7 @@ static void follow_event(char *buf, size_t n)
 	if (flag[VERBOSE])
 		say(LOG_DEBUG, "uevent %s %s", action, devpath);
 	/* add, bind, unbind: no other action starts so (change, move, remove, online, offline). */
-	if (!flag[FOLLOW] || (*action != 'a' && *action != 'b' && *action != 'u'))
+	if (!w.following || (*action != 'a' && *action != 'b' && *action != 'u'))
 		return;
 	for (name = devpath; *devpath; devpath++)
 		if (*devpath == '/')
@@ -136,7 +141,7 @@ static void follow_event(char *buf, size_t n)
  */
 static void uevent_wait(long long until, int soon)
 {
-	struct pollfd pfd[2 + PLACES] = { { .fd = sock, .events = POLLIN }, { .fd = sigfd, .events = POLLIN } };
+	struct pollfd pfd[2 + PLACES] = { { .fd = w.sock, .events = POLLIN }, { .fd = w.sigfd, .events = POLLIN } };
 	long long wait = until - now_ms();
 	struct timespec ts;
 	ssize_t n;
@@ -149,16 +154,16 @@ static void uevent_wait(long long until, int soon)
 	ts.tv_sec = wait / 1000;
 	ts.tv_nsec = wait % 1000 * 1000000;
 	/* The raw call: musl's poll() converts to ppoll itself where poll is missing (arm64). */
-	if (syscall(SYS_ppoll, pfd, sock < 0 ? 0 : sigfd < 0 ? 1 : 2 + PLACES, until == LLONG_MAX && !soon ? NULL : &ts,
+	if (syscall(SYS_ppoll, pfd, w.sock < 0 ? 0 : w.sigfd < 0 ? 1 : 2 + PLACES, until == LLONG_MAX && !soon ? NULL : &ts,
 	    NULL, 0) <= 0)
 		return;
-	while (sigfd >= 0 && syscall(SYS_read, sigfd, buf, 128) == 128)
-		got |= 1U << *(unsigned *)buf;
+	while (w.sigfd >= 0 && syscall(SYS_read, w.sigfd, buf, 128) == 128)
+		w.got |= 1U << *(unsigned *)buf;
 	/* A newer follower knocked (place.c): it takes over. */
 	if (place_answer(pfd + 2))
-		got |= 1U << SIGTERM;
+		w.got |= 1U << SIGTERM;
 	for (;;) {
-		n = syscall(SYS_recvfrom, sock, buf, sizeof buf, MSG_DONTWAIT, 0, 0);
+		n = syscall(SYS_recvfrom, w.sock, buf, sizeof buf, MSG_DONTWAIT, 0, 0);
 		/*
 		 * ENOBUFS: events were lost; the look at every pending rule
 		 * that follows makes up for them, and a follower looks at
@@ -168,7 +173,7 @@ static void uevent_wait(long long until, int soon)
 			break;
 		if (n >= 0)
 			follow_event(buf, (size_t)n);
-		else if (flag[FOLLOW])
+		else if (w.following)
 			rules_arm(NULL, ADD);
 	}
 }
@@ -190,8 +195,8 @@ static int bg_fork(int pending)
 		(void)syscall(SYS_setsid);
 		return 0;
 	}
-	say(LOG_INFO, flag[FOLLOW] ? "following %u rule(s) in the background" : "waiting in the background for %u rule(s)",
-	    flag[FOLLOW] ? conf.nrules : pending);
+	say(LOG_INFO, w.following ? "following %u rule(s) in the background" : "waiting in the background for %u rule(s)",
+	    w.following ? conf.nrules : pending);
 	return 1;
 }
 
@@ -205,107 +210,173 @@ static void rules_notify(int what)
 	unsigned count[COUNTS] = { 0 };
 	const struct rule *r;
 
+	if (!notify_wanted())
+		return;
 	for (r = rules; r < rules + conf.nrules; r++)
-		if (!r->set)
+		if (!r->in_set)
 			count[r->state == WAITING ? WAITS : r->state == FAILED ? FAILS : r->gone ? ABSENT : HELD]++;
 	notify(what, count);
 }
 
+/*
+ * A rule's deadline: it has had one last look. A set settles with its
+ * devices, and again where one moved; with none yet it waits as a rule
+ * for a missing device does.
+ */
+static void settle(struct rule *r, long long now)
+{
+	if (r->s.set) {
+		if (r->state != WAITING && r->said)
+			return;
+		if (set_settle(r, now) == 0)
+			return;
+	} else if (r->state != WAITING) {
+		return;
+	}
+	if (now >= r->until)
+		rule_expire(r);
+}
+
+/* What a pass leaves: the rules pending, the next deadline, and how soon to look again. */
+struct pass {
+	int pending, soon;
+	long long until;
+};
+
+/* A look at every pending rule, then at their deadlines. */
+static void rules_pass(struct pass *ps)
+{
+	long long now = now_ms();
+	struct rule *r;
+
+	ps->pending = ps->soon = 0;
+	ps->until = LLONG_MAX;
+	while (syscall(SYS_wait4, -1, 0, WNOHANG, 0) > 0)
+		;
+	/* A set's members come after it: they are looked at in the same pass. */
+	for (r = rules; r < rules + conf.nrules; r++)
+		if (r->state == WAITING && r->s.set)
+			set_step(r);
+		else if (r->state == WAITING)
+			rule_step(r);
+	for (r = rules; r < rules + conf.nrules; r++) {
+		settle(r, now);
+		if (r->state != WAITING)
+			continue;
+		ps->pending++;
+		if (r->wait == FOR_NEW_ID)
+			ps->soon = SOON_MS;
+		else if (!ps->soon)
+			ps->soon = w.poll_ms;
+		if (r->until < ps->until)
+			ps->until = r->until;
+	}
+}
+
+/*
+ * A follower's signals and place, once: in the foreground from the
+ * start; with -b (and PID 1) in the child once forked, so that the pid
+ * the kernel gives for the socket is the follower's own.
+ */
+static void follow_start(void)
+{
+	if (w.sigfd >= 0)
+		return;
+	sig_open();
+	if (flag[BG])
+		place_take(w.socket_path);
+}
+
+/* SIGHUP: the rules and the parameters read again, all applied again. */
+static void reload(void)
+{
+	w.got &= ~(1U << SIGHUP);
+	rules_notify(RELOADING);
+	rules_reload();
+	rules_arm(NULL, ALL);
+}
+
+/*
+ * A follower ended by a signal or by another follower misses no device:
+ * what it held it hands back, and says so; a device absent then is not
+ * missed. What is left waiting otherwise has reached its deadline.
+ */
+static void rules_end(void)
+{
+	struct rule *r;
+
+	if (w.got)
+		rules_notify(STOPPING);
+	for (r = rules; r < rules + conf.nrules; r++) {
+		r->absent_ok |= w.got != 0;
+		if (r->state == WAITING && (!r->s.set || set_settle(r, LLONG_MAX) < 0))
+			rule_expire(r);
+	}
+}
+
+/* The exit status: a follower ended by a signal or by another follower has done what it was for. */
+static int rules_status(void)
+{
+	const struct rule *r;
+	int failed = 0;
+
+	log_batch(0);
+	if (w.got)
+		return 0;
+	for (r = rules; r < rules + conf.nrules; r++)
+		failed += r->state == FAILED;
+	return failed || conf.bad;
+}
+
 static int rules_run(void)
 {
-	long long now, until;
-	int i, pending, soon, failed = 0, forked = 0, ready = 0;
+	struct pass ps;
+	int i, forked = 0, ready = 0;
 
 	log_batch(1);
 	/*
 	 * A newcomer takes the place before it moves anything, so the
 	 * follower it replaces ends before the two could fight over a
-	 * device. With -b (and PID 1) the child that follows takes it
-	 * once forked: the pid the kernel gives for the socket is the
-	 * follower's own.
+	 * device.
 	 */
-	if (flag[FOLLOW] && !flag[BG])
-		place_take(socket_path);
+	if (w.following && !flag[BG])
+		place_take(w.socket_path);
 	rules_arm(NULL, ALL);
+	/* The first pass says everything, and misses every absent device. */
 	for (i = 0; i < conf.nrules; i++)
-		rules[i].quiet = 0;
+		rules[i].said = rules[i].absent_ok = 0;
 	for (;;) {
-		now = now_ms();
-		pending = 0;
-		soon = 0;
-		until = LLONG_MAX;
-		while (syscall(SYS_wait4, -1, 0, WNOHANG, 0) > 0)
-			;
-		/* A set's members come after it: they are looked at in the same pass. */
-		for (i = 0; i < conf.nrules; i++)
-			if (rules[i].state == WAITING)
-				(rules[i].s.set ? set_step : rule_step)(&rules[i]);
-		for (i = 0; i < conf.nrules; i++) {
-			struct rule *r = &rules[i];
-			/*
-			 * At its deadline, a rule has had one last look. A set
-			 * settles with its devices, and again where one moved.
-			 */
-			if ((r->state == WAITING || (r->s.set && !r->quiet)) && (!r->s.set || set_settle(r, now) < 0) &&
-			    now >= r->until)
-				rule_expire(r);
-			if (r->state != WAITING)
-				continue;
-			pending++;
-			soon = r->again ? SOON_MS : soon ? soon : poll_ms;
-			if (r->until < until)
-				until = r->until;
-		}
+		rules_pass(&ps);
 		/* SIGINT or SIGTERM: a follower ends, as if its rules had all been applied. */
-		if ((!pending && !flag[FOLLOW]) || got & (1U << SIGINT | 1U << SIGTERM))
+		if ((!ps.pending && !w.following) || w.got & (1U << SIGINT | 1U << SIGTERM))
 			break;
 		out_flush();
-		if (flag[BG] && !forked && (forked = 1) && bg_fork(pending))
-			goto count;
-		if (flag[FOLLOW] && sigfd < 0) {
-			sig_open();
-			if (flag[BG])
-				place_take(socket_path);
+		/* -b's parent returns once what was present is done. */
+		if (flag[BG] && !forked) {
+			forked = 1;
+			if (bg_fork(ps.pending))
+				return rules_status();
 		}
+		if (w.following)
+			follow_start();
 		/*
 		 * Settled: every rule held, failed or timed out, and the place
 		 * taken. Units ordered after the follower may start now.
 		 */
-		if (flag[FOLLOW] && !pending && !ready) {
+		if (w.following && !ps.pending && !ready) {
 			ready = 1;
 			rules_notify(READY);
-		} else if (flag[FOLLOW]) {
+		} else if (w.following) {
 			rules_notify(STATUS);
 		}
-		uevent_wait(until, soon);
-		/* SIGHUP: the rules and the parameters read again, all applied again. */
-		if (got & 1U << SIGHUP) {
-			got &= ~(1U << SIGHUP);
-			rules_notify(RELOADING);
+		uevent_wait(ps.until, ps.soon);
+		if (w.got & 1U << SIGHUP) {
 			ready = 0;
-			rules_reload();
-			rules_arm(NULL, ALL);
+			reload();
 		}
 	}
-	if (got)
-		rules_notify(STOPPING);
-	/*
-	 * A follower ended by a signal or by another follower misses no
-	 * device: what it held it hands back, and says so.
-	 */
-	for (i = 0; i < conf.nrules; i++) {
-		rules[i].quiet |= got != 0;
-		if (rules[i].state == WAITING && (!rules[i].s.set || set_settle(&rules[i], LLONG_MAX) < 0))
-			rule_expire(&rules[i]);
-	}
-count:
-	log_batch(0);
-	/* A follower ended by a signal or by another follower has done what it was for. */
-	if (got)
-		return 0;
-	for (i = 0; i < conf.nrules; i++)
-		failed += rules[i].state == FAILED;
-	return failed || conf.bad;
+	rules_end();
+	return rules_status();
 }
 
 /*
@@ -316,22 +387,22 @@ count:
  */
 int rules_apply(int rescan, const char *socket)
 {
-	socket_path = socket;
+	w.socket_path = socket;
 	if (!conf.nrules && !flag[FOLLOW])
 		return conf.bad != 0;
-	sock = uevent_open();
+	w.sock = uevent_open();
 	/*
 	 * Its pages in place from the start: the largest uevent lands in
 	 * memory the first pass had already, so a follower's memory is the
 	 * same then as after any number of events.
 	 */
 	memset(buf, 0, sizeof buf);
-	if (sock < 0 || rescan)
-		poll_ms = RESCAN_MS;
-	/* Without uevents nothing tells a follower that a device came back. */
-	if (sock < 0 && flag[FOLLOW]) {
+	if (w.sock < 0 || rescan)
+		w.poll_ms = RESCAN_MS;
+	w.following = flag[FOLLOW];
+	if (w.sock < 0 && w.following) {
 		say(LOG_ERR, "-f: no uevent socket: %e; not following", errno);
-		flag[FOLLOW] = 0;
+		w.following = 0;
 	}
 	return rules_run();
 }

@@ -67,7 +67,8 @@ HELPER void secs_check(const char *text)
 HELPER void rule_check(const char *text)
 {
 	struct spec s;
-	const char *err = rule_parse(&s, text);
+	char why[WHY_SZ];
+	const char *err = rule_parse(&s, text, why);
 	char back[3 * NAME_SZ + 8];
 	size_t n = strlen(text);
 
