@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # The analysers: cppcheck and clang-tidy's clang-analyzer checks on the
-# sources, and valgrind's memcheck on the shipped code at work.
+# sources, the files' "Calls ..." lines against the symbols each file
+# takes from the others, and valgrind's memcheck on the shipped code at
+# work.
 
 load helper
 
@@ -33,6 +35,20 @@ TIDY_CHECKS='-*,clang-analyzer-*,-clang-analyzer-security.insecureAPI.Deprecated
 		[ "$status" -eq 0 ]
 		! grep -qE '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' <<<"$output" || false
 	done
+}
+
+# Each applet file's header says which other files it uses ("Calls
+# sysfs.c, log.c and mem.c."). test/calls.sh compiles each file alone and
+# compares that line with the functions and globals its object takes from
+# the other files (nm); its comment says what counts. It prints a line a
+# wrong file: "applet/log.c calls mem.c but does not say so (str_len)",
+# "applet/notify.c says it calls proc.c but does not".
+@test "every applet file's Calls line names exactly the files whose functions and globals it uses" {
+	shipped_only "analyses the sources"
+	run "$TOP/test/calls.sh"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 }
 
 @test "valgrind's memcheck sees no error in runs that move, roll back, teach new_id, wait for a device, list and dry-run" {
