@@ -19,19 +19,11 @@
  * interface fails with ENODEV: bind answers it (after EBUSY), and
  * drivers_probe, new_id and driver_attach pass the interface over.
  *
- * The root's .fake_ctl is the driver core's own hand, for the test
- * helper to replay driver_register, driver_unregister and device_add
- * step by step (the files and uevents in between are the helper's).
- * One command a write, never logged, never faulted:
- *	attach BUS DRV	driver_attach: every unbound device of the bus,
- *			in readdir order sorted, that matches and probes
- *			is bound (a bind uevent each)
- *	detach BUS DRV	driver_detach: every device DRV holds is unbound
- *			(an unbind uevent each)
- *	probe BUS ID	bus_probe_device: the first driver that matches
- *			and probes, as drivers_probe; nothing when the
- *			bus's drivers_autoprobe reads 0
- * ENODEV for a driver or device not there, EINVAL for anything else.
+ * The root's .fake_ctl is the driver core's own hand: through it the
+ * test helper replays driver_register, driver_unregister and device_add
+ * step by step (the files and uevents in between are the helper's), and
+ * an endurance run unplugs and reloads without a fork each.  One
+ * command a write, never logged, never faulted; part 5 lists the verbs.
  * It can be opened and written by its path but is never listed.
  *
  * Names starting with ".fake" hold what a real kernel keeps inside:
@@ -56,6 +48,16 @@
  * With FAKESYS_TIMES=FILE in the environment, every logged write is also
  * appended to FILE behind its CLOCK_MONOTONIC time in ns, taken when the
  * store is done (make bench measures latency with it).
+ *
+ * The file is in seven parts, each leaning only on the ones before it:
+ *	1. Common ground	errno names, bounded formatting, path pieces
+ *	2. The backing tree	BACKDIR's files, line files and links
+ *	3. The driver core	devices and drivers: find, match, probe, the
+ *				bind links and uevents, attach and detach
+ *	4. The stores		what a write to each attribute does
+ *	5. The control verbs	.fake_ctl
+ *	6. The faults		.fake_faults, before a store and after it
+ *	7. The mount		FUSE's operations, the write log, main
  */
 #define FUSE_USE_VERSION 31
 #define _GNU_SOURCE
@@ -86,6 +88,15 @@ enum {
 
 static int rootfd = -1, logfd = -1, nlfd = -1, timefd = -1;
 static char backroot[PATHSZ];
+
+/*
+ * ==== 1. Common ground ====
+ *
+ * The log and .fake_faults speak errnos by the kernel's names, so a log
+ * line reads as the tool's strace would show the write.  Every path is
+ * built with fmt(), which fails where snprintf would clip: a clipped
+ * path names another file.
+ */
 
 static const struct {
 	const char *name;
@@ -163,9 +174,36 @@ static const char *rel(const char *path)
 	return *path ? path : ".";
 }
 
+/* the directory (a device's) that the attribute r belongs to */
+static int attr_dir(const char *r, char *dir, size_t n)
+{
+	char *slash;
+
+	if (fmt(dir, n, "%s", r))
+		return -1;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	return 0;
+}
+
+/*
+ * ==== 2. The backing tree ====
+ *
+ * BACKDIR is the fake kernel's whole state: nothing is kept in memory,
+ * so what a test lays out in $FAKE/back before or while the mount runs
+ * is what every store sees, and what a store leaves there is what the
+ * test reads back.  Paths are relative to it (r) and opened through
+ * rootfd.  The kernel's lists (a driver's ids, .fake_faults) are line
+ * files, one entry a line.  Links are relative, in sysfs's shapes, and
+ * resolved here by hand so that no lookup leaves the tree.
+ */
+
 /* the control file: seen by path, never listed, its writes never logged */
 static const char ctl_name[] = ".fake_ctl";
 
+/* below a .fake name: the kernel's insides, which sysfs does not show */
 static int hidden(const char *r)
 {
 	const char *p = r;
@@ -256,7 +294,6 @@ static int attr_get(char *buf, size_t n, const char *dir, const char *name)
 	return 0;
 }
 
-/* line files: one entry a line */
 static int lines_has(const char *r, const char *val)
 {
 	static char buf[FILESZ];
@@ -392,6 +429,57 @@ static int updirs(char *out, size_t n, const char *r)
 	return 0;
 }
 
+/*
+ * A directory's entries sorted by name: the kernel walks its lists in
+ * the order things were added, which a test controls by their names.
+ */
+static int scan(const char *dir, struct dirent ***list)
+{
+	char p[PATHSZ];
+
+	if (fmt(p, sizeof p, "%s/%s", backroot, dir))
+		return -1;
+	return scandir(p, list, NULL, alphasort);
+}
+
+static void scan_free(struct dirent **list, int n)
+{
+	while (n-- > 0)
+		free(list[n]);
+	free(list);
+}
+
+static int rmtree_one(const char *p, const struct stat *st, int flag,
+    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(p) ? -1 : 0;
+}
+
+/* r and everything below it, links not followed */
+static void rmtree(const char *r)
+{
+	char p[PATHSZ];
+
+	if (!fmt(p, sizeof p, "%s/%s", backroot, r))
+		nftw(p, rmtree_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * ==== 3. The driver core ====
+ *
+ * What drivers/base does between a store and its answer.  A bus id
+ * names a device through bus/B/devices/ID; the bus's match() and the
+ * driver's probe() decide whether a driver takes it; a binding is the
+ * two links driver_bound() makes (the device's driver, the driver's
+ * entry for it) and the bind uevent, and releasing it the reverse and
+ * the unbind uevent.  device_attach, driver_attach, driver_detach and
+ * device_del walk these for the stores that bind or release many at
+ * once and for the control verbs.
+ */
+
 /* bus/B/devices/ID -> its device directory below the root */
 static int dev_find(const char *bus, const char *id, char *dev, size_t n)
 {
@@ -419,6 +507,29 @@ static int dev_driver(const char *dev, char *drv, size_t n)
 	return 1;
 }
 
+/* the bus the device is on, as its subsystem link says */
+static int dev_bus(const char *dev, char *bus, size_t n)
+{
+	char p[PATHSZ], t[PATHSZ];
+
+	if (fmt(p, sizeof p, "%s/subsystem", dev) || link_read(p, t, sizeof t))
+		return -1;
+	return fmt(bus, n, "%s", base(t));
+}
+
+/* a driver's directory as the kernel could have it; ENODEV when absent */
+static int drv_dir(const char *bus, const char *drv, char *dir, size_t n)
+{
+	struct stat st;
+
+	if (!name_ok(bus) || !name_ok(drv) ||
+	    fmt(dir, n, "bus/%s/drivers/%s", bus, drv) ||
+	    fstatat(rootfd, dir, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
+		return -ENODEV;
+	return 0;
+}
+
+/* a device's uevent: its bus, and its driver for bind */
 static void dev_event(const char *action, const char *dev, const char *bus,
     const char *drv)
 {
@@ -435,6 +546,16 @@ static void dev_event(const char *action, const char *dev, const char *bus,
 	} else {
 		uevent_send(nlfd, action, devpath, kv, 1);
 	}
+}
+
+/* a driver's own uevent (its kobject's, in the drivers subsystem) */
+static void drv_event(const char *action, const char *dir)
+{
+	const char *kv[] = { "SUBSYSTEM=drivers" };
+	char p[PATHSZ];
+
+	if (nlfd >= 0 && !fmt(p, sizeof p, "/%s", dir))
+		uevent_send(nlfd, action, p, kv, 1);
 }
 
 /* the links a bound device has, in the kernel's relative shapes */
@@ -532,10 +653,10 @@ static int drv_match(const char *bus, const char *drv, const char *id,
 /* a USB interface (a usb device whose bus id has a ':'), as its dir says */
 static int usb_intf(const char *dev)
 {
-	char p[PATHSZ], t[PATHSZ];
+	char bus[PATHSZ];
 
-	return strchr(base(dev), ':') && !fmt(p, sizeof p, "%s/subsystem", dev) &&
-	    !link_read(p, t, sizeof t) && !strcmp(base(t), "usb");
+	return strchr(base(dev), ':') && !dev_bus(dev, bus, sizeof bus) &&
+	    !strcmp(bus, "usb");
 }
 
 /*
@@ -604,54 +725,6 @@ static int drv_attach(const char *bus, const char *drv, const char *id,
 	return links_make(bus, drv, id, dev) ? 0 : 1;
 }
 
-/* bind_store: find, match, then probe; an already bound device is EBUSY */
-static int store_bind(const char *bus, const char *drv, const char *id)
-{
-	char dev[PATHSZ], cur[PATHSZ];
-	int r;
-
-	if (dev_find(bus, id, dev, sizeof dev))
-		return -ENODEV;
-	if (!drv_match(bus, drv, id, dev))
-		return -ENODEV;
-	if (dev_driver(dev, cur, sizeof cur))
-		return -EBUSY;
-	r = drv_probe(bus, drv, id, dev);
-	if (r < 0)
-		return r;
-	if (r > 0)
-		return 0;
-	return links_make(bus, drv, id, dev);
-}
-
-/* unbind_store: only from the driver the device is bound to */
-static int store_unbind(const char *bus, const char *drv, const char *id)
-{
-	char dev[PATHSZ], cur[PATHSZ];
-
-	if (dev_find(bus, id, dev, sizeof dev) ||
-	    !dev_driver(dev, cur, sizeof cur) || strcmp(cur, drv))
-		return -ENODEV;
-	links_drop(bus, drv, id, dev);
-	return 0;
-}
-
-static int scan(const char *dir, struct dirent ***list)
-{
-	char p[PATHSZ];
-
-	if (fmt(p, sizeof p, "%s/%s", backroot, dir))
-		return -1;
-	return scandir(p, list, NULL, alphasort);
-}
-
-static void scan_free(struct dirent **list, int n)
-{
-	while (n-- > 0)
-		free(list[n]);
-	free(list);
-}
-
 /* device_attach: an unbound device gets the first driver that takes it */
 static void dev_attach(const char *bus, const char *id, const char *dev)
 {
@@ -675,15 +748,19 @@ static void dev_attach(const char *bus, const char *id, const char *dev)
 	scan_free(list, n);
 }
 
-/* drivers_probe_store: device_attach on the device the bus id names */
-static int store_probe(const char *bus, const char *id)
+/*
+ * bus_probe_device, as device_add calls it: device_attach, but nothing
+ * while the bus's drivers_autoprobe reads 0.
+ */
+static void bus_probe_device(const char *bus, const char *id, const char *dev)
 {
-	char dev[PATHSZ];
+	char dir[PATHSZ], v[64];
 
-	if (dev_find(bus, id, dev, sizeof dev))
-		return -ENODEV;
+	if (fmt(dir, sizeof dir, "bus/%s", bus) ||
+	    (!attr_get(v, sizeof v, dir, "drivers_autoprobe") &&
+	    !strcmp(v, "0")))
+		return;
 	dev_attach(bus, id, dev);
-	return 0;
 }
 
 /*
@@ -734,6 +811,90 @@ static void driver_detach(const char *bus, const char *drv)
 		links_drop(bus, drv, list[i]->d_name, dev);
 	}
 	scan_free(list, n);
+}
+
+/*
+ * Hot-unplug, as device_del: children first, each unbound (its driver's
+ * unbind uevent), its bus link gone, then its remove uevent.  The
+ * directories stay; the caller removes them or keeps them aside.
+ */
+static void unplug_dev(const char *dev)
+{
+	char p[PATHSZ], bus[PATHSZ], drv[PATHSZ], sub[PATHSZ];
+	struct dirent **list;
+	const char *id = base(dev);
+	int i, n;
+
+	n = scan(dev, &list);
+	for (i = 0; i < n; i++) {
+		if (list[i]->d_type != DT_DIR || !name_ok(list[i]->d_name) ||
+		    fmt(sub, sizeof sub, "%s/%s", dev, list[i]->d_name))
+			continue;
+		unplug_dev(sub);
+	}
+	if (n >= 0)
+		scan_free(list, n);
+	if (dev_bus(dev, bus, sizeof bus))
+		return;
+	if (dev_driver(dev, drv, sizeof drv))
+		links_drop(bus, drv, id, dev);
+	if (!fmt(p, sizeof p, "bus/%s/devices/%s", bus, id))
+		unlinkat(rootfd, p, 0);
+	dev_event("remove", dev, bus, NULL);
+}
+
+/*
+ * ==== 4. The stores ====
+ *
+ * One function per attribute whose store does more than keep its value
+ * (new_id and remove_id, two ends of one list, share one), answering as
+ * the kernel's store does, with its errnos: what a tool sees of a real
+ * kernel is only these answers and the links and uevents that follow,
+ * so they are what must be exact.  store() picks one by the path, as
+ * sysfs by the attribute; any other attribute keeps what was written.
+ */
+
+/* bind_store: find, match, then probe; an already bound device is EBUSY */
+static int store_bind(const char *bus, const char *drv, const char *id)
+{
+	char dev[PATHSZ], cur[PATHSZ];
+	int r;
+
+	if (dev_find(bus, id, dev, sizeof dev))
+		return -ENODEV;
+	if (!drv_match(bus, drv, id, dev))
+		return -ENODEV;
+	if (dev_driver(dev, cur, sizeof cur))
+		return -EBUSY;
+	r = drv_probe(bus, drv, id, dev);
+	if (r < 0)
+		return r;
+	if (r > 0)
+		return 0;
+	return links_make(bus, drv, id, dev);
+}
+
+/* unbind_store: only from the driver the device is bound to */
+static int store_unbind(const char *bus, const char *drv, const char *id)
+{
+	char dev[PATHSZ], cur[PATHSZ];
+
+	if (dev_find(bus, id, dev, sizeof dev) ||
+	    !dev_driver(dev, cur, sizeof cur) || strcmp(cur, drv))
+		return -ENODEV;
+	links_drop(bus, drv, id, dev);
+	return 0;
+}
+
+/* drivers_probe_store: device_attach on the device the bus id names */
+static int store_probe(const char *bus, const char *id)
+{
+	char dev[PATHSZ];
+
+	if (dev_find(bus, id, dev, sizeof dev))
+		return -ENODEV;
+	dev_attach(bus, id, dev);
+	return 0;
 }
 
 /* driver_set_override: the value ends at the first newline; empty clears */
@@ -791,43 +952,35 @@ static int id_parse(const char *bus, const char *val, char *out, size_t n,
 }
 
 /*
- * new_id_store: add the id, then driver_attach binds every unbound
- * device that now matches.  PCI refuses an id the driver already has
- * (EEXIST); USB simply adds another.
+ * new_id_store and remove_id_store, the two ends of a driver's list of
+ * dynamic ids.  The id is read with as many fields as the bus's sscanf
+ * takes: PCI's new_id 7 and remove_id 6, USB's new_id 5 and remove_id 2.
+ * new_id adds it, then driver_attach binds every unbound device that
+ * now matches; PCI refuses an id the driver already has (EEXIST), USB
+ * simply adds another.  remove_id forgets it, bound devices staying
+ * bound; PCI says ENODEV for an id it does not have, USB compares only
+ * vendor and product, drops the first such id and never fails.
  */
-static int store_new_id(const char *bus, const char *drv, const char *val)
+static int store_dynid(const char *bus, const char *drv, int add,
+    const char *val)
 {
 	char id[64], p[PATHSZ];
 	int usb = !strcmp(bus, "usb"), r;
 
-	r = id_parse(bus, val, id, sizeof id, usb ? 5 : 7);
+	r = id_parse(bus, val, id, sizeof id,
+	    add ? (usb ? 5 : 7) : (usb ? 2 : 6));
 	if (r)
 		return r;
 	if (fmt(p, sizeof p, "bus/%s/drivers/%s/.fake_dynids", bus, drv))
-		return -EINVAL;
-	if (!usb && lines_has(p, id))
-		return -EEXIST;
-	if (lines_add(p, id))
-		return -ENOMEM;
-	driver_attach(bus, drv);
-	return 0;
-}
-
-/*
- * remove_id_store: forget the id; bound devices stay bound.  PCI says
- * ENODEV for an id it does not have; USB compares only vendor and
- * product, drops the first such id and never fails.
- */
-static int store_remove_id(const char *bus, const char *drv, const char *val)
-{
-	char id[64], p[PATHSZ];
-	int usb = !strcmp(bus, "usb"), r;
-
-	r = id_parse(bus, val, id, sizeof id, usb ? 2 : 6);
-	if (r)
-		return r;
-	if (fmt(p, sizeof p, "bus/%s/drivers/%s/.fake_dynids", bus, drv))
-		return -ENODEV;
+		return add ? -EINVAL : -ENODEV;
+	if (add) {
+		if (!usb && lines_has(p, id))
+			return -EEXIST;
+		if (lines_add(p, id))
+			return -ENOMEM;
+		driver_attach(bus, drv);
+		return 0;
+	}
 	if (usb)
 		return exists(p) && lines_del(p, id, 1) ? -EIO : 0;
 	if (!lines_has(p, id))
@@ -882,54 +1035,50 @@ static int store_plain(const char *r, const char *val, size_t len)
 	return file_write(r, val, len) ? -errno : 0;
 }
 
+/* kstrtobool: 1 or 0 by the first character ('o' by the second), or EINVAL */
+static int kstrtobool(const char *s)
+{
+	switch (s[0]) {
+	case 'y': case 'Y': case 't': case 'T': case '1':
+		return 1;
+	case 'n': case 'N': case 'f': case 'F': case '0':
+		return 0;
+	case 'o': case 'O':
+		if (s[1] == 'n' || s[1] == 'N')
+			return 1;
+		if (s[1] == 'f' || s[1] == 'F')
+			return 0;
+		break;
+	}
+	return -EINVAL;
+}
+
 /*
- * A USB interface's authorized (interface_authorized_store, since 4.4):
- * kstrtobool's first character ('o' with a second), else EINVAL.  0
- * clears the flag and, if it was set, releases the driver as
+ * A USB interface's authorized (interface_authorized_store, since 4.4).
+ * 0 clears the flag and, if it was set, releases the driver as
  * device_release_driver does (an unbind uevent); 1 sets it and probes
  * nothing.  While it is 0, usb_probe_interface answers ENODEV.
  */
 static int store_authorized(const char *r, const char *val, const char *raw,
     size_t len)
 {
-	char dev[PATHSZ], p[PATHSZ], t[PATHSZ], cur[PATHSZ], *slash;
+	char dev[PATHSZ], bus[PATHSZ], cur[PATHSZ];
 	int on;
 
 	/* a USB device's authorized (a whole device) is not modelled */
-	if (fmt(dev, sizeof dev, "%s", r) || !(slash = strrchr(dev, '/')))
+	if (attr_dir(r, dev, sizeof dev) || !usb_intf(dev))
 		return store_plain(r, raw, len);
-	*slash = 0;
-	if (!usb_intf(dev))
-		return store_plain(r, raw, len);
-	switch (val[0]) {
-	case 'y': case 'Y': case 't': case 'T': case '1':
-		on = 1;
-		break;
-	case 'n': case 'N': case 'f': case 'F': case '0':
-		on = 0;
-		break;
-	case 'o': case 'O':
-		if (val[1] == 'n' || val[1] == 'N') {
-			on = 1;
-			break;
-		}
-		if (val[1] == 'f' || val[1] == 'F') {
-			on = 0;
-			break;
-		}
-		return -EINVAL;
-	default:
-		return -EINVAL;
-	}
+	on = kstrtobool(val);
+	if (on < 0)
+		return on;
 	if (on)
 		return file_write(r, "1\n", 2) ? -EIO : 0;
 	if (!intf_authorized(dev))
 		return 0;
 	if (file_write(r, "0\n", 2))
 		return -EIO;
-	if (dev_driver(dev, cur, sizeof cur) &&
-	    !fmt(p, sizeof p, "%s/subsystem", dev) && !link_read(p, t, sizeof t))
-		links_drop(base(t), cur, base(dev), dev);
+	if (dev_driver(dev, cur, sizeof cur) && !dev_bus(dev, bus, sizeof bus))
+		links_drop(bus, cur, base(dev), dev);
 	return 0;
 }
 
@@ -954,9 +1103,9 @@ static int store(const char *r, const char *raw, size_t len)
 		if (!strcmp(c[4], "unbind"))
 			return store_unbind(c[1], c[3], val);
 		if (!strcmp(c[4], "new_id"))
-			return store_new_id(c[1], c[3], val);
+			return store_dynid(c[1], c[3], 1, val);
 		if (!strcmp(c[4], "remove_id"))
-			return store_remove_id(c[1], c[3], val);
+			return store_dynid(c[1], c[3], 0, val);
 		if (!strcmp(c[4], "match_busid"))
 			return store_busid(c[1], c[3], raw, len);
 	}
@@ -969,204 +1118,9 @@ static int store(const char *r, const char *raw, size_t len)
 	return store_plain(r, raw, len);
 }
 
-static int rmtree_one(const char *p, const struct stat *st, int flag,
-    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p) ? -1 : 0;
-}
-
-/* hot-unplug: children first, each unbound and then removed, as device_del */
-static void unplug_dev(const char *dev)
-{
-	char p[PATHSZ], t[PATHSZ], bus[PATHSZ], drv[PATHSZ], sub[PATHSZ];
-	struct dirent **list;
-	const char *id = base(dev);
-	int i, n;
-
-	n = scan(dev, &list);
-	for (i = 0; i < n; i++) {
-		if (list[i]->d_type != DT_DIR || !name_ok(list[i]->d_name) ||
-		    fmt(sub, sizeof sub, "%s/%s", dev, list[i]->d_name))
-			continue;
-		unplug_dev(sub);
-	}
-	if (n >= 0)
-		scan_free(list, n);
-	if (fmt(p, sizeof p, "%s/subsystem", dev) || link_read(p, t, sizeof t) ||
-	    fmt(bus, sizeof bus, "%s", base(t)))
-		return;
-	if (dev_driver(dev, drv, sizeof drv))
-		links_drop(bus, drv, id, dev);
-	if (!fmt(p, sizeof p, "bus/%s/devices/%s", bus, id))
-		unlinkat(rootfd, p, 0);
-	dev_event("remove", dev, bus, NULL);
-}
-
-static void unplug(const char *id)
-{
-	char dev[PATHSZ], p[PATHSZ];
-	struct dirent **list;
-	int i, n;
-
-	n = scan("bus", &list);
-	if (n < 0)
-		return;
-	for (i = 0; i < n; i++)
-		if (name_ok(list[i]->d_name) &&
-		    !dev_find(list[i]->d_name, id, dev, sizeof dev))
-			break;
-	if (i == n) {
-		scan_free(list, n);
-		return;
-	}
-	scan_free(list, n);
-	unplug_dev(dev);
-	if (!fmt(p, sizeof p, "%s/%s", backroot, dev))
-		nftw(p, rmtree_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* a driver's directory as the kernel could have it; ENODEV when absent */
-static int drv_dir(const char *bus, const char *drv, char *dir, size_t n)
-{
-	struct stat st;
-
-	if (!name_ok(bus) || !name_ok(drv) ||
-	    fmt(dir, n, "bus/%s/drivers/%s", bus, drv) ||
-	    fstatat(rootfd, dir, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
-		return -ENODEV;
-	return 0;
-}
-
 /*
- * driver_unregister, all at once: every device the driver holds is
- * unbound (an unbind uevent each), then the remove uevent, sent by
- * kobject_del just before the directory goes (since 5.8).
- */
-static void unregister(const char *spec)
-{
-	char bus[PATHSZ], dir[PATHSZ], p[PATHSZ], *drv;
-
-	if (fmt(bus, sizeof bus, "%s", spec) || !(drv = strchr(bus, '/')))
-		return;
-	*drv++ = 0;
-	if (drv_dir(bus, drv, dir, sizeof dir))
-		return;
-	driver_detach(bus, drv);
-	if (nlfd >= 0 && !fmt(p, sizeof p, "/%s", dir)) {
-		const char *kv[] = { "SUBSYSTEM=drivers" };
-
-		uevent_send(nlfd, "remove", p, kv, 1);
-	}
-	if (!fmt(p, sizeof p, "%s/%s", backroot, dir))
-		nftw(p, rmtree_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* where unplug and rmmod keep a directory: .fake_gone/BUS/NAME */
-static int gone_path(const char *bus, const char *name, char *p, size_t n)
-{
-	if (!name_ok(bus) || !name_ok(name))
-		return -1;
-	mkdirat(rootfd, ".fake_gone", 0755);
-	if (fmt(p, n, ".fake_gone/%s", bus))
-		return -1;
-	mkdirat(rootfd, p, 0755);
-	return fmt(p, n, ".fake_gone/%s/%s", bus, name);
-}
-
-/* a new directory `to' with the regular files of `from' (no links, no subdirectories) */
-static int dir_copy(const char *from, const char *to)
-{
-	char p[PATHSZ], buf[PAGESZ];
-	struct dirent **list;
-	ssize_t len;
-	int i, n;
-
-	if (mkdirat(rootfd, to, 0755))
-		return -1;
-	n = scan(from, &list);
-	for (i = 0; i < n; i++) {
-		if (list[i]->d_type != DT_REG || !name_ok(list[i]->d_name) ||
-		    fmt(p, sizeof p, "%s/%s", from, list[i]->d_name) ||
-		    (len = file_read(p, buf, sizeof buf)) < 0 ||
-		    fmt(p, sizeof p, "%s/%s", to, list[i]->d_name) ||
-		    file_write(p, buf, (size_t)len))
-			continue;
-	}
-	if (n >= 0)
-		scan_free(list, n);
-	return n < 0;
-}
-
-/* unplug, replug, rmmod, insmod of .fake_ctl */
-static int aside(const char *verb, const char *bus, const char *name)
-{
-	char dev[PATHSZ], gone[PATHSZ], p[PATHSZ], t[PATHSZ], up[PATHSZ];
-	const char *kv[] = { "SUBSYSTEM=drivers" };
-
-	if (gone_path(bus, name, gone, sizeof gone))
-		return -EINVAL;
-	if (!strcmp(verb, "unplug")) {
-		if (dev_find(bus, name, dev, sizeof dev))
-			return -ENODEV;
-		unplug_dev(dev);
-		if (!fmt(p, sizeof p, "%s/subsystem", dev))
-			unlinkat(rootfd, p, 0);
-		if (!fmt(p, sizeof p, "%s/%s", backroot, gone))
-			nftw(p, rmtree_one, 16, FTW_DEPTH | FTW_PHYS);
-		/* the device's path, for replug, beside it */
-		if (renameat(rootfd, dev, rootfd, gone) ||
-		    fmt(p, sizeof p, "%s.path", gone) || file_write(p, dev, strlen(dev)))
-			return -EIO;
-		return 0;
-	}
-	if (!strcmp(verb, "replug")) {
-		ssize_t len;
-
-		if (fmt(p, sizeof p, "%s.path", gone) ||
-		    (len = file_read(p, dev, sizeof dev - 1)) <= 0)
-			return -ENODEV;
-		dev[len] = 0;
-		/* a new directory: one open on the old device does not see it */
-		if (dir_copy(gone, dev))
-			return -EIO;
-		if (!fmt(p, sizeof p, "%s/driver_override", dev) && !faccessat(rootfd, p, F_OK, 0))
-			file_write(p, "(null)\n", 7);
-		if (!fmt(p, sizeof p, "%s/authorized", dev) && !faccessat(rootfd, p, F_OK, 0))
-			file_write(p, "1\n", 2);
-		if (updirs(up, sizeof up, dev) || fmt(p, sizeof p, "%s/subsystem", dev) ||
-		    fmt(t, sizeof t, "%sbus/%s", up, bus) || symlinkat(t, rootfd, p) ||
-		    fmt(p, sizeof p, "bus/%s/devices/%s", bus, name) ||
-		    fmt(t, sizeof t, "../../../%s", dev) || symlinkat(t, rootfd, p))
-			return -EIO;
-		dev_event("add", dev, bus, NULL);
-		if (fmt(p, sizeof p, "bus/%s", bus) ||
-		    (!attr_get(t, sizeof t, p, "drivers_autoprobe") && !strcmp(t, "0")))
-			return 0;
-		dev_attach(bus, name, dev);
-		return 0;
-	}
-	if (fmt(p, sizeof p, "bus/%s/drivers/%s", bus, name))
-		return -EINVAL;
-	if (!strcmp(verb, "rmmod")) {
-		if (drv_dir(bus, name, dev, sizeof dev))
-			return -ENODEV;
-		driver_detach(bus, name);
-		if (nlfd >= 0 && !fmt(t, sizeof t, "/%s", p))
-			uevent_send(nlfd, "remove", t, kv, 1);
-		return renameat(rootfd, p, rootfd, gone) ? -EIO : 0;
-	}
-	if (renameat(rootfd, gone, rootfd, p))
-		return -ENODEV;
-	driver_attach(bus, name);
-	if (nlfd >= 0 && !fmt(t, sizeof t, "/%s", p))
-		uevent_send(nlfd, "add", t, kv, 1);
-	return 0;
-}
-
-/*
+ * ==== 5. The control verbs ====
+ *
  * A write to the root's .fake_ctl, one command a write, never logged:
  *	attach BUS DRV	driver_attach, as driver_register does it
  *	detach BUS DRV	driver_detach, as driver_unregister does it
@@ -1183,15 +1137,170 @@ static int aside(const char *verb, const char *bus, const char *name)
  *			unregister:, the directory kept aside
  *	insmod BUS DRV	that driver back all at once: its directory and
  *			files, driver_attach (bind uevents), the add uevent
- * The last four are for endurance runs, thousands of them from a shell
- * without a fork each; order.bats holds the step-by-step orderings.
- * ENODEV for a driver or device that is not there, EINVAL for anything
- * else.
+ * The driver core does these on its own, with no sysfs write to ask for
+ * them, between the steps a test replays by hand; order.bats holds the
+ * step-by-step orderings.  The last four are for endurance runs,
+ * thousands of them from a shell without a fork each.  ENODEV for a
+ * driver or device that is not there, EINVAL for anything else.
  */
+
+/* where unplug and rmmod keep a directory: .fake_gone/BUS/NAME */
+static int gone_path(const char *bus, const char *name, char *p, size_t n)
+{
+	if (!name_ok(bus) || !name_ok(name))
+		return -1;
+	mkdirat(rootfd, ".fake_gone", 0755);
+	if (fmt(p, n, ".fake_gone/%s", bus))
+		return -1;
+	mkdirat(rootfd, p, 0755);
+	return fmt(p, n, ".fake_gone/%s/%s", bus, name);
+}
+
+/* one regular file of the directory from, copied into the directory to */
+static void file_copy(const char *from, const char *to, const char *name)
+{
+	char p[PATHSZ], buf[PAGESZ];
+	ssize_t len;
+
+	if (fmt(p, sizeof p, "%s/%s", from, name))
+		return;
+	len = file_read(p, buf, sizeof buf);
+	if (len < 0 || fmt(p, sizeof p, "%s/%s", to, name))
+		return;
+	file_write(p, buf, (size_t)len);
+}
+
+/* to, made new, with from's regular files (no links, no subdirectories) */
+static int dir_copy(const char *from, const char *to)
+{
+	struct dirent **list;
+	int i, n;
+
+	if (mkdirat(rootfd, to, 0755))
+		return -1;
+	n = scan(from, &list);
+	for (i = 0; i < n; i++)
+		if (list[i]->d_type == DT_REG && name_ok(list[i]->d_name))
+			file_copy(from, to, list[i]->d_name);
+	if (n >= 0)
+		scan_free(list, n);
+	return n < 0;
+}
+
+/* a new device's attribute at its first value, where the device has it */
+static void attr_reset(const char *dev, const char *name, const char *val)
+{
+	char p[PATHSZ];
+
+	if (!fmt(p, sizeof p, "%s/%s", dev, name) &&
+	    !faccessat(rootfd, p, F_OK, 0))
+		file_write(p, val, strlen(val));
+}
+
+static int ctl_probe(const char *bus, const char *id)
+{
+	char dev[PATHSZ];
+
+	if (!name_ok(bus) || dev_find(bus, id, dev, sizeof dev))
+		return -ENODEV;
+	bus_probe_device(bus, id, dev);
+	return 0;
+}
+
+static int ctl_unplug(const char *bus, const char *id)
+{
+	char dev[PATHSZ], gone[PATHSZ], p[PATHSZ];
+
+	if (gone_path(bus, id, gone, sizeof gone))
+		return -EINVAL;
+	if (dev_find(bus, id, dev, sizeof dev))
+		return -ENODEV;
+	unplug_dev(dev);
+	if (!fmt(p, sizeof p, "%s/subsystem", dev))
+		unlinkat(rootfd, p, 0);
+	rmtree(gone);
+	/* the device's path, for replug, beside it */
+	if (renameat(rootfd, dev, rootfd, gone) ||
+	    fmt(p, sizeof p, "%s.path", gone) || file_write(p, dev, strlen(dev)))
+		return -EIO;
+	return 0;
+}
+
+static int ctl_replug(const char *bus, const char *id)
+{
+	char dev[PATHSZ], gone[PATHSZ], p[PATHSZ], t[PATHSZ], up[PATHSZ];
+	ssize_t len;
+
+	if (gone_path(bus, id, gone, sizeof gone))
+		return -EINVAL;
+	if (fmt(p, sizeof p, "%s.path", gone))
+		return -ENODEV;
+	len = file_read(p, dev, sizeof dev - 1);
+	if (len <= 0)
+		return -ENODEV;
+	dev[len] = 0;
+	/* a new directory: one open on the old device does not see it */
+	if (dir_copy(gone, dev))
+		return -EIO;
+	attr_reset(dev, "driver_override", "(null)\n");
+	attr_reset(dev, "authorized", "1\n");
+	if (updirs(up, sizeof up, dev) || fmt(p, sizeof p, "%s/subsystem", dev) ||
+	    fmt(t, sizeof t, "%sbus/%s", up, bus) || symlinkat(t, rootfd, p) ||
+	    fmt(p, sizeof p, "bus/%s/devices/%s", bus, id) ||
+	    fmt(t, sizeof t, "../../../%s", dev) || symlinkat(t, rootfd, p))
+		return -EIO;
+	dev_event("add", dev, bus, NULL);
+	bus_probe_device(bus, id, dev);
+	return 0;
+}
+
+static int ctl_rmmod(const char *bus, const char *drv)
+{
+	char dir[PATHSZ], gone[PATHSZ];
+
+	if (gone_path(bus, drv, gone, sizeof gone) ||
+	    fmt(dir, sizeof dir, "bus/%s/drivers/%s", bus, drv))
+		return -EINVAL;
+	if (drv_dir(bus, drv, dir, sizeof dir))
+		return -ENODEV;
+	driver_detach(bus, drv);
+	drv_event("remove", dir);
+	return renameat(rootfd, dir, rootfd, gone) ? -EIO : 0;
+}
+
+static int ctl_insmod(const char *bus, const char *drv)
+{
+	char dir[PATHSZ], gone[PATHSZ];
+
+	if (gone_path(bus, drv, gone, sizeof gone) ||
+	    fmt(dir, sizeof dir, "bus/%s/drivers/%s", bus, drv))
+		return -EINVAL;
+	if (renameat(rootfd, gone, rootfd, dir))
+		return -ENODEV;
+	driver_attach(bus, drv);
+	drv_event("add", dir);
+	return 0;
+}
+
+/* attach and detach walk a driver's devices; the others have their own */
+static const struct {
+	const char *verb;
+	void (*walk)(const char *bus, const char *drv);
+	int (*run)(const char *bus, const char *name);
+} verbs[] = {
+	{ "attach", driver_attach, NULL },
+	{ "detach", driver_detach, NULL },
+	{ "probe", NULL, ctl_probe },
+	{ "unplug", NULL, ctl_unplug },
+	{ "replug", NULL, ctl_replug },
+	{ "rmmod", NULL, ctl_rmmod },
+	{ "insmod", NULL, ctl_insmod },
+};
+
 static int ctl(const char *raw, size_t len)
 {
-	char buf[PAGESZ + 1], dir[PATHSZ], dev[PATHSZ], v[64];
-	char *w[4], *save, *tok;
+	char buf[PAGESZ + 1], dir[PATHSZ], *w[4], *save, *tok;
+	size_t i;
 	int n = 0;
 
 	memcpy(buf, raw, len);
@@ -1204,30 +1313,30 @@ static int ctl(const char *raw, size_t len)
 	}
 	if (n != 3)
 		return -EINVAL;
-	if (!strcmp(w[0], "attach") || !strcmp(w[0], "detach")) {
+	for (i = 0; i < sizeof verbs / sizeof *verbs; i++) {
+		if (strcmp(w[0], verbs[i].verb))
+			continue;
+		if (verbs[i].run)
+			return verbs[i].run(w[1], w[2]);
 		if (drv_dir(w[1], w[2], dir, sizeof dir))
 			return -ENODEV;
-		if (w[0][0] == 'a')
-			driver_attach(w[1], w[2]);
-		else
-			driver_detach(w[1], w[2]);
-		return 0;
-	}
-	if (!strcmp(w[0], "unplug") || !strcmp(w[0], "replug") ||
-	    !strcmp(w[0], "rmmod") || !strcmp(w[0], "insmod"))
-		return aside(w[0], w[1], w[2]);
-	if (!strcmp(w[0], "probe")) {
-		if (!name_ok(w[1]) || dev_find(w[1], w[2], dev, sizeof dev))
-			return -ENODEV;
-		if (fmt(dir, sizeof dir, "bus/%s", w[1]) ||
-		    (!attr_get(v, sizeof v, dir, "drivers_autoprobe") &&
-		    !strcmp(v, "0")))
-			return 0;
-		dev_attach(w[1], w[2], dev);
+		verbs[i].walk(w[1], w[2]);
 		return 0;
 	}
 	return -EINVAL;
 }
+
+/*
+ * ==== 6. The faults ====
+ *
+ * .fake_faults (its actions: the head of this file) gives one write what
+ * a real kernel gives only now and then: an errno the fake's store would
+ * not answer, a short write, a device or driver going away just after
+ * the store, a probe already running on the device; so a test can show
+ * how drvbind gets through each.  A fault is taken before the store
+ * runs; unplug: and unregister: act after it.  The faulted write is
+ * logged like any other.
+ */
 
 /*
  * A probe that was running when a store to one of the device's
@@ -1235,16 +1344,55 @@ static int ctl(const char *raw, size_t len)
  */
 static void probing(const char *attr, const char *drv)
 {
-	char dev[PATHSZ], p[PATHSZ], t[PATHSZ], bus[PATHSZ], cur[PATHSZ];
-	char *slash;
+	char dev[PATHSZ], bus[PATHSZ], cur[PATHSZ];
 
-	if (fmt(dev, sizeof dev, "%s", attr) || !(slash = strrchr(dev, '/')))
-		return;
-	*slash = 0;
-	if (fmt(p, sizeof p, "%s/subsystem", dev) || link_read(p, t, sizeof t) ||
-	    fmt(bus, sizeof bus, "%s", base(t)) || dev_driver(dev, cur, sizeof cur))
+	if (attr_dir(attr, dev, sizeof dev) || dev_bus(dev, bus, sizeof bus) ||
+	    dev_driver(dev, cur, sizeof cur))
 		return;
 	links_make(bus, drv, base(dev), dev);
+}
+
+/* unplug:ID: the device of that bus id, on whichever bus, and its tree */
+static void unplug(const char *id)
+{
+	char dev[PATHSZ];
+	struct dirent **list;
+	int i, n, found = 0;
+
+	n = scan("bus", &list);
+	if (n < 0)
+		return;
+	for (i = 0; i < n && !found; i++)
+		found = name_ok(list[i]->d_name) &&
+		    !dev_find(list[i]->d_name, id, dev, sizeof dev);
+	scan_free(list, n);
+	if (!found)
+		return;
+	unplug_dev(dev);
+	rmtree(dev);
+}
+
+/*
+ * unregister:BUS/DRIVER, driver_unregister all at once: every device
+ * the driver holds is unbound (an unbind uevent each), then the remove
+ * uevent, sent by kobject_del just before the directory goes (since
+ * 5.8).
+ */
+static void unregister(const char *spec)
+{
+	char bus[PATHSZ], dir[PATHSZ], *drv;
+
+	if (fmt(bus, sizeof bus, "%s", spec))
+		return;
+	drv = strchr(bus, '/');
+	if (!drv)
+		return;
+	*drv++ = 0;
+	if (drv_dir(bus, drv, dir, sizeof dir))
+		return;
+	driver_detach(bus, drv);
+	drv_event("remove", dir);
+	rmtree(dir);
 }
 
 /* a fault's path, with the links of its directory resolved like ours */
@@ -1306,6 +1454,46 @@ static void fault_take(const char *r, char *act, size_t n)
 		file_write(".fake_faults", out, len);
 }
 
+/*
+ * The fault's part before the store: the errno the write fails with,
+ * nothing happening (an unknown action is EIO), or 0 and the store runs
+ * (no fault, pass, probing: once its probe has bound the device, and
+ * unplug: and unregister:, which act after it).  short is the caller's.
+ */
+static int fault_before(const char *r, const char *act)
+{
+	int e;
+
+	if (!act[0] || !strcmp(act, "pass") || !strncmp(act, "unplug:", 7) ||
+	    !strncmp(act, "unregister:", 11))
+		return 0;
+	if (!strncmp(act, "probing:", 8)) {
+		probing(r, act + 8);
+		return 0;
+	}
+	e = errnum(act);
+	return e ? e : EIO;
+}
+
+/* the fault's part after the store: the device or the driver goes */
+static void fault_after(const char *act)
+{
+	if (!strncmp(act, "unplug:", 7))
+		unplug(act + 7);
+	else if (!strncmp(act, "unregister:", 11))
+		unregister(act + 11);
+}
+
+/*
+ * ==== 7. The mount ====
+ *
+ * FUSE's operations on BACKDIR.  Reads pass through; a write is one
+ * store (part 4) after the fault its path may have (part 6), logged
+ * with its answer; .fake names are hidden but for .fake_ctl, whose
+ * writes are the control verbs (part 5).  Nothing can be created,
+ * removed or renamed, as in sysfs, where only the kernel makes nodes.
+ */
+
 static void time_write(const char *line, size_t n)
 {
 	char buf[sizeof "18446744073709551615 "];
@@ -1350,8 +1538,6 @@ static void log_write(const char *r, const char *val, size_t len,
 	if (timefd >= 0)
 		time_write(line, n);
 }
-
-/* FUSE operations: reads pass through, writes are stores */
 
 static int fs_getattr(const char *path, struct stat *st,
     struct fuse_file_info *fi)
@@ -1445,7 +1631,7 @@ static int fs_write(const char *path, const char *buf, size_t n, off_t off,
     struct fuse_file_info *fi)
 {
 	const char *r = rel(path);
-	char act[PAGESZ], err[PAGESZ];
+	char act[PAGESZ];
 	size_t len = n < PAGESZ ? n : PAGESZ;
 	int e;
 
@@ -1466,34 +1652,19 @@ static int fs_write(const char *path, const char *buf, size_t n, off_t off,
 		return -ENODEV;
 	}
 	fault_take(r, act, sizeof act);
-	if (!strcmp(act, "pass"))
-		act[0] = 0;
-	if (!strncmp(act, "probing:", 8)) {
-		probing(r, act + 8);
-		act[0] = 0;
+	/* short: nothing is stored, and one byte fewer reported written */
+	if (!strcmp(act, "short")) {
+		log_write(r, buf, len, "short");
+		return len - 1;
 	}
-	if (act[0] && strncmp(act, "unplug:", 7) && strncmp(act, "unregister:", 11)) {
-		if (!strcmp(act, "short")) {
-			log_write(r, buf, len, "short");
-			return len - 1;
-		}
-		e = errnum(act);
-		if (!e)
-			e = EIO;
+	e = fault_before(r, act);
+	if (e) {
 		log_write(r, buf, len, errname(e));
 		return -e;
 	}
 	e = store(r, buf, len);
-	if (e < 0) {
-		fmt(err, sizeof err, "%s", errname(-e));
-		log_write(r, buf, len, err);
-	} else {
-		log_write(r, buf, len, "ok");
-	}
-	if (!strncmp(act, "unplug:", 7))
-		unplug(act + 7);
-	else if (act[0])
-		unregister(act + 11);
+	log_write(r, buf, len, e < 0 ? errname(-e) : "ok");
+	fault_after(act);
 	return e < 0 ? e : (int)len;
 }
 
@@ -1536,19 +1707,14 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	return -EACCES;
 }
 
+/* unlink and rmdir */
 static int fs_unlink(const char *path)
 {
 	(void)path;
 	return -EPERM;
 }
 
-static int fs_symlink(const char *from, const char *to)
-{
-	(void)from;
-	(void)to;
-	return -EPERM;
-}
-
+/* link and symlink */
 static int fs_link(const char *from, const char *to)
 {
 	(void)from;
@@ -1630,10 +1796,46 @@ static const struct fuse_operations ops = {
 	.mknod = fs_mknod,
 	.create = fs_create,
 	.unlink = fs_unlink,
-	.symlink = fs_symlink,
+	.symlink = fs_link,
 	.link = fs_link,
 	.rename = fs_rename,
 };
+
+/* BACKDIR, LOGFILE and FAKESYS_TIMES opened, the control file made */
+static int open_files(const char *back, const char *log)
+{
+	int fd;
+
+	if (!realpath(back, backroot)) {
+		perror("fakesys: backing directory");
+		return -1;
+	}
+	rootfd = open(backroot, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		perror("fakesys: backing directory");
+		return -1;
+	}
+	logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (logfd < 0) {
+		perror("fakesys: log");
+		return -1;
+	}
+	if (getenv("FAKESYS_TIMES")) {
+		timefd = open(getenv("FAKESYS_TIMES"),
+		    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (timefd < 0) {
+			perror("fakesys: FAKESYS_TIMES");
+			return -1;
+		}
+	}
+	/* without it (a read-only tree) only the control file is missing */
+	fd = openat(rootfd, ctl_name, O_WRONLY | O_CREAT | O_CLOEXEC, 0200);
+	if (fd < 0)
+		perror("fakesys: .fake_ctl");
+	else
+		close(fd);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -1645,34 +1847,8 @@ int main(int argc, char **argv)
 		    "[FUSE-OPTION...]\n", stderr);
 		return 2;
 	}
-	if (!realpath(argv[1], backroot)) {
-		perror("fakesys: backing directory");
+	if (open_files(argv[1], argv[2]))
 		return 1;
-	}
-	rootfd = open(backroot, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0) {
-		perror("fakesys: backing directory");
-		return 1;
-	}
-	logfd = open(argv[2], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (logfd < 0) {
-		perror("fakesys: log");
-		return 1;
-	}
-	if (getenv("FAKESYS_TIMES")) {
-		timefd = open(getenv("FAKESYS_TIMES"),
-		    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		if (timefd < 0) {
-			perror("fakesys: FAKESYS_TIMES");
-			return 1;
-		}
-	}
-	/* without it (a read-only tree) only the control file is missing */
-	i = openat(rootfd, ctl_name, O_WRONLY | O_CREAT | O_CLOEXEC, 0200);
-	if (i < 0)
-		perror("fakesys: .fake_ctl");
-	else
-		close(i);
 	/* no uevent socket (no privilege): the tree still works, silently */
 	nlfd = uevent_open(0);
 	fargv[fargc++] = argv[0];
