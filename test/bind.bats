@@ -13,6 +13,15 @@ usb_setup() {
 	fake_device usb 1-1:1.0 parent=1-1 class=08
 }
 
+# usbip_setup [ARG...]: the flash drive's device 1-1 on the generic usb
+# driver, and usbip-host beside it, with match_busid, as usbip-host
+# registers (ARGs go to usbip-host); both take any device.
+usbip_setup() {
+	fake_driver usb usb match=*
+	fake_driver usb usbip-host match=* match_busid "$@"
+	usb_setup driver=usb
+}
+
 # usb_on_storage [DRIVER...]: the flash drive with its interface bound to
 # usb-storage through the mount, DRIVERs beside it (each takes any
 # device), and the write log emptied of that bind: the start of every
@@ -59,23 +68,29 @@ native_bind() {
 	ln -s "../../../../$dev" "$FAKE/back/bus/$1/drivers/$3/$2"
 }
 
-# The rollback tests: a probe of vfio-pci that refuses the NIC with ERR.
+# probe_refused ERR BIND MESSAGE: the rollback tests: the move of the NIC
+# to a vfio-pci whose probe refuses it with ERR, and whose bind so
+# answered BIND, fails with MESSAGE, exit 1, and is rolled back: the
+# NIC is on e1000 again, its override cleared.
 probe_refused() {
 	pci_setup match=* "probe=$1"
-	run drvbind "pci/$E1000:vfio-pci"
-	echo "$output"
-	cat "$FAKE/log"
-	[ "$status" -eq 1 ]
-	assert_driver pci "$E1000" e1000
-	override_is "(null)"
+	run_says 1 "$3" drvbind "pci/$E1000:vfio-pci"
+	nic_is e1000 "(null)"
 	assert_rollback_log "$2"
+}
+
+# moved_to_uas <<EOF WRITES EOF: drvbind moves usb_on_storage's interface
+# to uas and says so, exit 0, the write log is WRITES exactly, and the
+# interface ends on uas.
+moved_to_uas() {
+	run_says 0 "drvbind: usb/1-1:1.0: usb-storage -> uas" drvbind usb/1-1:1.0:uas
+	assert_log
+	assert_driver usb 1-1:1.0 uas
 }
 
 @test "a device already on the rule's driver is left alone and nothing is written" {
 	pci_setup
-	run drvbind "pci/$E1000:e1000"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/$E1000: already on e1000"
+	run_says 0 "drvbind: pci/$E1000: already on e1000" drvbind "pci/$E1000:e1000"
 	assert_log </dev/null
 	assert_driver pci "$E1000" e1000
 }
@@ -83,9 +98,7 @@ probe_refused() {
 @test "an unbound USB interface is bound with one write to the driver's bind" {
 	fake_driver usb usb-storage match=1-1:1.0
 	usb_setup
-	run drvbind usb/1-1:1.0:usb-storage
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: usb/1-1:1.0: none -> usb-storage"
+	run_says 0 "drvbind: usb/1-1:1.0: none -> usb-storage" drvbind usb/1-1:1.0:usb-storage
 	assert_log <<-EOF
 	bus/usb/drivers/usb-storage/bind 1-1:1.0 -> ok
 	EOF
@@ -94,9 +107,7 @@ probe_refused() {
 
 @test "on PCI the override is written first, then the old driver unbinds, then the new one binds" {
 	pci_setup
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci"
+	run_says 0 "drvbind: pci/$E1000: e1000 -> vfio-pci" drvbind "pci/$E1000:vfio-pci"
 	assert_log <<-EOF
 	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
@@ -109,27 +120,20 @@ probe_refused() {
 
 @test "on a bus without driver_override the device is unbound, then bound to the new driver" {
 	usb_on_storage uas
-	run drvbind usb/1-1:1.0:uas
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: usb/1-1:1.0: usb-storage -> uas"
-	assert_log <<-EOF
+	moved_to_uas <<-EOF
 	bus/usb/drivers/usb-storage/unbind 1-1:1.0 -> ok
 	bus/usb/drivers/uas/bind 1-1:1.0 -> ok
 	EOF
-	assert_driver usb 1-1:1.0 uas
 }
 
 @test "none on PCI writes none to driver_override, then unbinds" {
 	pci_setup
-	run drvbind "pci/$E1000:none"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> none"
+	run_says 0 "drvbind: pci/$E1000: e1000 -> none" drvbind "pci/$E1000:none"
 	assert_log <<-EOF
 	$E1000_DEV/driver_override none -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	EOF
-	assert_driver pci "$E1000" none
-	override_is none
+	nic_is none none
 }
 
 @test "none on a bus without driver_override or authorized only unbinds, then watches until the deadline" {
@@ -138,9 +142,7 @@ probe_refused() {
 	fake_device usb 1-1:1.0 parent=1-1 class=08 noauth
 	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
 	: >"$FAKE/log"
-	run drvbind -t 0 usb/1-1:1.0:none
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: usb/1-1:1.0: usb-storage -> none"
+	run_says 0 "drvbind: usb/1-1:1.0: usb-storage -> none" drvbind -t 0 usb/1-1:1.0:none
 	assert_log <<-EOF
 	bus/usb/drivers/usb-storage/unbind 1-1:1.0 -> ok
 	EOF
@@ -150,9 +152,7 @@ probe_refused() {
 @test "none on an unbound PCI device still writes none to driver_override and says already unbound" {
 	fake_driver pci e1000 "match=$E1000"
 	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
-	run drvbind "pci/$E1000:none"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/$E1000: already unbound"
+	run_says 0 "drvbind: pci/$E1000: already unbound" drvbind "pci/$E1000:none"
 	assert_log <<-EOF
 	$E1000_DEV/driver_override none -> ok
 	EOF
@@ -165,24 +165,17 @@ probe_refused() {
 @test "a PCI driver that lacks the id is taught it through new_id, which binds at once, then the id is removed" {
 	# PCI before 3.16: no driver_override, so the id table decides
 	pci_new_id_setup
-	run drvbind "pci/$E1000:pci-stub"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub (new_id \"8086 100e\")"
-	assert_log <<-EOF
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/pci-stub/bind $E1000 -> ENODEV
-	bus/pci/drivers/pci-stub/new_id 8086 100e -> ok
-	bus/pci/drivers/pci-stub/remove_id 8086 100e -> ok
-	EOF
+	run_says 0 "drvbind: pci/$E1000: e1000 -> pci-stub (new_id \"8086 100e\")" \
+		drvbind "pci/$E1000:pci-stub"
+	assert_log <<<"$(stub_taught_writes)"
 	assert_driver pci "$E1000" pci-stub
 }
 
 @test "a USB interface is taught through new_id as its device's idVendor and idProduct with its class" {
 	fake_driver usb usb-storage new_id
 	usb_setup
-	run drvbind usb/1-1:1.0:usb-storage
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: usb/1-1:1.0: none -> usb-storage (new_id \"0781 5567 08\")"
+	run_says 0 "drvbind: usb/1-1:1.0: none -> usb-storage (new_id \"0781 5567 08\")" \
+		drvbind usb/1-1:1.0:usb-storage
 	assert_log <<-EOF
 	bus/usb/drivers/usb-storage/bind 1-1:1.0 -> ENODEV
 	bus/usb/drivers/usb-storage/new_id 0781 5567 08 -> ok
@@ -196,9 +189,8 @@ probe_refused() {
 	usb_setup
 	# the probe run by new_id is deferred; the bind after it succeeds
 	probe_first usb usb-storage EPROBE_DEFER
-	run drvbind usb/1-1:1.0:usb-storage
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: usb/1-1:1.0: none -> usb-storage (new_id \"0781 5567 08\")"
+	run_says 0 "drvbind: usb/1-1:1.0: none -> usb-storage (new_id \"0781 5567 08\")" \
+		drvbind usb/1-1:1.0:usb-storage
 	assert_log <<-EOF
 	bus/usb/drivers/usb-storage/bind 1-1:1.0 -> ENODEV
 	bus/usb/drivers/usb-storage/new_id 0781 5567 08 -> ok
@@ -209,12 +201,8 @@ probe_refused() {
 }
 
 @test "usbip-host gets add BUSID in match_busid before the bind" {
-	fake_driver usb usb match=*
-	fake_driver usb usbip-host match=* match_busid
-	usb_setup driver=usb
-	run drvbind usb/1-1:usbip-host
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: usb/1-1: usb -> usbip-host"
+	usbip_setup
+	run_says 0 "drvbind: usb/1-1: usb -> usbip-host" drvbind usb/1-1:usbip-host
 	assert_log <<-EOF
 	bus/usb/drivers/usb/unbind 1-1 -> ok
 	bus/usb/drivers/usbip-host/match_busid add 1-1 -> ok
@@ -224,12 +212,9 @@ probe_refused() {
 }
 
 @test "a refused usbip-host bind takes the bus id out of match_busid and rebinds the old driver" {
-	fake_driver usb usb match=*
-	fake_driver usb usbip-host match=* match_busid probe=ENXIO
-	usb_setup driver=usb
-	run drvbind usb/1-1:usbip-host
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: usb/1-1: usb -> usbip-host failed at bind: No such device or address; back on usb"
+	usbip_setup probe=ENXIO
+	run_says 1 "drvbind: usb/1-1: usb -> usbip-host failed at bind: No such device or address; back on usb" \
+		drvbind usb/1-1:usbip-host
 	assert_log <<-EOF
 	bus/usb/drivers/usb/unbind 1-1 -> ok
 	bus/usb/drivers/usbip-host/match_busid add 1-1 -> ok
@@ -241,72 +226,67 @@ probe_refused() {
 }
 
 @test "a probe refusing with EINVAL is rolled back to the old driver with the override cleared" {
-	probe_refused EINVAL EINVAL
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; back on e1000"
+	probe_refused EINVAL EINVAL \
+		"drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; back on e1000"
 }
 
 @test "a probe refusing with ENXIO is rolled back to the old driver with the override cleared" {
-	probe_refused ENXIO ENXIO
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device or address; back on e1000"
+	probe_refused ENXIO ENXIO \
+		"drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device or address; back on e1000"
 }
 
 @test "a probe refusing with ENODEV on a driver without new_id is rolled back" {
-	probe_refused ENODEV ENODEV
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device; back on e1000"
+	probe_refused ENODEV ENODEV \
+		"drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device; back on e1000"
 }
 
 @test "a probe answering EAGAIN is rolled back to the old driver" {
-	probe_refused EAGAIN EAGAIN
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Resource temporarily unavailable; back on e1000"
+	probe_refused EAGAIN EAGAIN \
+		"drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Resource temporarily unavailable; back on e1000"
 }
 
 @test "a deferred probe, EAGAIN from bind, is rolled back to the old driver" {
-	probe_refused EPROBE_DEFER EAGAIN
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Resource temporarily unavailable; back on e1000"
+	probe_refused EPROBE_DEFER EAGAIN \
+		"drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Resource temporarily unavailable; back on e1000"
 }
 
 @test "a bind that succeeds without binding fails the check of the driver link and is rolled back" {
-	probe_refused silent ok
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; back on e1000"
+	probe_refused silent ok \
+		"drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; back on e1000"
 }
 
 @test "a failed move of a device that had no driver leaves it unbound with the override cleared" {
 	fake_driver pci e1000 "match=$E1000"
 	fake_driver pci vfio-pci match=* probe=EINVAL
 	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: none -> vfio-pci failed at bind: Invalid argument; left unbound"
+	run_says 1 "drvbind: pci/$E1000: none -> vfio-pci failed at bind: Invalid argument; left unbound" \
+		drvbind "pci/$E1000:vfio-pci"
 	assert_log <<-EOF
 	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/vfio-pci/bind $E1000 -> EINVAL
 	$E1000_DEV/driver_override \\n -> ok
 	EOF
-	assert_driver pci "$E1000" none
-	override_is "(null)"
+	nic_is none "(null)"
 }
 
 @test "an unbind failing with EIO is reported and the device stays on its driver" {
 	pci_setup
 	fake_fault bus/pci/drivers/e1000/unbind EIO
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at unbind: I/O error; back on e1000"
+	run_says 1 "drvbind: pci/$E1000: e1000 -> vfio-pci failed at unbind: I/O error; back on e1000" \
+		drvbind "pci/$E1000:vfio-pci"
 	assert_log <<-EOF
 	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> EIO
 	$E1000_DEV/driver_override \\n -> ok
 	EOF
-	assert_driver pci "$E1000" e1000
-	override_is "(null)"
+	nic_is e1000 "(null)"
 }
 
 @test "a short write to bind is a failure and is rolled back" {
 	pci_setup
 	fake_fault bus/pci/drivers/vfio-pci/bind short
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: short write; back on e1000"
+	run_says 1 "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: short write; back on e1000" \
+		drvbind "pci/$E1000:vfio-pci"
 	assert_rollback_log short
 	assert_driver pci "$E1000" e1000
 }
@@ -314,33 +294,24 @@ probe_refused() {
 @test "EINTR on driver_override stops the move before any unbind" {
 	pci_setup
 	fake_fault "bus/pci/devices/$E1000/driver_override" EINTR
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at driver_override: Interrupted system call; back on e1000"
+	run_says 1 "drvbind: pci/$E1000: e1000 -> vfio-pci failed at driver_override: Interrupted system call; back on e1000" \
+		drvbind "pci/$E1000:vfio-pci"
 	assert_log <<-EOF
 	$E1000_DEV/driver_override vfio-pci -> EINTR
 	$E1000_DEV/driver_override \\n -> ok
 	EOF
-	assert_driver pci "$E1000" e1000
-	override_is "(null)"
+	nic_is e1000 "(null)"
 }
 
 @test "a rollback refused by the old driver is reported with its own step and error" {
-	pci_setup match=* probe=EINVAL
-	fake_fault bus/pci/drivers/e1000/bind EIO always
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; rollback to e1000 failed at bind: I/O error"
-	assert_rollback_log EINVAL EIO
-	assert_driver pci "$E1000" none
+	rollback_refused EINVAL EIO EINVAL \
+		"drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; rollback to e1000 failed at bind: I/O error"
 }
 
 @test "a bind answering EBUSY once makes drvbind look at the device again and bind it" {
 	pci_setup
 	fake_fault bus/pci/drivers/vfio-pci/bind EBUSY
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci"
+	run_says 0 "drvbind: pci/$E1000: e1000 -> vfio-pci" drvbind "pci/$E1000:vfio-pci"
 	assert_log <<-EOF
 	$E1000_DEV/driver_override vfio-pci -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
@@ -354,26 +325,20 @@ probe_refused() {
 	usb_on_storage uas
 	# usb-storage's own probe takes the interface while uas's bind runs
 	probe_first usb uas EBUSY native_bind usb 1-1:1.0 usb-storage
-	run drvbind usb/1-1:1.0:uas
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: usb/1-1:1.0: usb-storage -> uas"
-	assert_log <<-EOF
+	moved_to_uas <<-EOF
 	bus/usb/drivers/usb-storage/unbind 1-1:1.0 -> ok
 	bus/usb/drivers/uas/bind 1-1:1.0 -> EBUSY
 	bus/usb/drivers/usb-storage/unbind 1-1:1.0 -> ok
 	bus/usb/drivers/uas/bind 1-1:1.0 -> ok
 	EOF
-	assert_driver usb 1-1:1.0 uas
 }
 
 @test "a bind that stays EBUSY is given up, reported as a bind failure and rolled back" {
 	pci_setup
 	fake_fault bus/pci/drivers/vfio-pci/bind EBUSY always
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Resource busy; back on e1000"
-	assert_driver pci "$E1000" e1000
-	override_is "(null)"
+	run_says 1 "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Resource busy; back on e1000" \
+		drvbind "pci/$E1000:vfio-pci"
+	nic_is e1000 "(null)"
 	[ "$(sed -n 1p "$FAKE/log")" = "$E1000_DEV/driver_override vfio-pci -> ok" ]
 	[ "$(sed -n 2p "$FAKE/log")" = "bus/pci/drivers/e1000/unbind $E1000 -> ok" ]
 	log_has "bus/pci/drivers/vfio-pci/bind $E1000 -> EBUSY"
@@ -384,42 +349,32 @@ probe_refused() {
 @test "an unbind answering ENODEV because the device changed hands is looked at again" {
 	usb_on_storage uas
 	fake_fault bus/usb/drivers/usb-storage/unbind ENODEV
-	run drvbind usb/1-1:1.0:uas
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: usb/1-1:1.0: usb-storage -> uas"
-	assert_log <<-EOF
+	moved_to_uas <<-EOF
 	bus/usb/drivers/usb-storage/unbind 1-1:1.0 -> ENODEV
 	bus/usb/drivers/usb-storage/unbind 1-1:1.0 -> ok
 	bus/usb/drivers/uas/bind 1-1:1.0 -> ok
 	EOF
-	assert_driver usb 1-1:1.0 uas
 }
 
 @test "a driver_override that held a value before is put back on rollback" {
 	pci_setup match=* probe=ENXIO
 	echo e1000 >"$FAKE/back/$E1000_DEV/driver_override"
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device or address; back on e1000"
+	run_says 1 "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device or address; back on e1000" \
+		drvbind "pci/$E1000:vfio-pci"
 	assert_log <<-EOF
-	$E1000_DEV/driver_override vfio-pci -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/vfio-pci/bind $E1000 -> ENXIO
+	$(vfio_writes ENXIO)
 	$E1000_DEV/driver_override e1000 -> ok
 	bus/pci/drivers/e1000/bind $E1000 -> ok
 	EOF
-	assert_driver pci "$E1000" e1000
-	override_is e1000
+	nic_is e1000 e1000
 }
 
 @test "a dry run writes nothing at all and says what it would do" {
 	pci_setup
 	usb_on_storage uas
 	fake_device pci 0000:00:03.0 override
-	run drvbind -n "pci/$E1000:vfio-pci" usb/1-1:1.0:usb-storage \
-		pci/0000:00:03.0:none usb/1-1:none
-	[ "$status" -eq 0 ]
-	assert_output_is <<-EOF
+	run_says 0 - drvbind -n "pci/$E1000:vfio-pci" usb/1-1:1.0:usb-storage \
+		pci/0000:00:03.0:none usb/1-1:none <<-EOF
 	drvbind: pci/$E1000: would move e1000 -> vfio-pci
 	drvbind: usb/1-1:1.0: would stay on usb-storage
 	drvbind: pci/0000:00:03.0: would stay unbound
@@ -487,9 +442,7 @@ probe_refused() {
 
 @test "-l of a bus that does not exist fails" {
 	pci_setup
-	run drvbind -l nosuchbus
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: nosuchbus: no such bus: No such file or directory"
+	run_says 1 "drvbind: nosuchbus: no such bus: No such file or directory" drvbind -l nosuchbus
 }
 
 @test "one failing rule among several leaves the others applied and the exit status 1" {
@@ -497,9 +450,7 @@ probe_refused() {
 	fake_device pci 0000:00:03.0 vendor=0x8086 device=0x100e override driver=e1000
 	echo 0000:00:03.0 >>"$FAKE/back/bus/pci/drivers/e1000/.fake_match"
 	usb_on_storage uas
-	run drvbind usb/1-1:1.0:uas "pci/$E1000:vfio-pci" pci/0000:00:03.0:none
-	[ "$status" -eq 1 ]
-	assert_output_is <<-EOF
+	run_says 1 - drvbind usb/1-1:1.0:uas "pci/$E1000:vfio-pci" pci/0000:00:03.0:none <<-EOF
 	drvbind: usb/1-1:1.0: usb-storage -> uas
 	drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; back on e1000
 	drvbind: pci/0000:00:03.0: e1000 -> none

@@ -43,62 +43,12 @@ setup_file() {
 	export OUT=$QEMU_OUT
 }
 
-# holds IMAGE REGEX: a file of the image matches (lsinitramfs/lsinitrd).
-holds() {
-	grep -qE -- "$2" "$OUT/$1/contents" && return 0
-	echo "$1: no file matching $2 in the image"
-	return 1
-}
-
-# said IMAGE LINE: the builder printed LINE.
-said() {
-	grep -qxF -- "$2" "$OUT/$1/build.log" && return 0
-	echo "$1: the build did not say: $2"
-	grep -F drvbind "$OUT/$1/build.log"
-	return 1
-}
-
-# applied IMAGE: the rule held when the root's init started, the native
-# driver took the other device, and drvbind said so in the kernel log.
-applied() {
-	booted "$1"
-	has "$1" root.pid 1
-	has "$1" root.link "pci/0000:00:05.0 pci-stub"
-	has "$1" root.override "pci/0000:00:05.0 pci-stub"
-	has "$1" root.link "pci/0000:00:06.0 e1000"
-	# unbound when drvbind came: it ran before coldplug loaded e1000
-	has "$1" root.dmesg "<14>drvbind: pci/0000:00:05.0: none -> pci-stub"
-}
-
-# unheld IMAGE: the rule on the command line held too: 2-1:1.0 had no
-# driver when the root's init started, though usb-storage was registered
-# (only the initramfs's coldplug loads it: the real root runs no udev), so
-# it had its chance at the interface; authorized 0 is what keeps it away.
-unheld() {
-	booted "$1"
-	has "$1" root.driver "usb-storage registered"
-	has "$1" root.link "usb/2-1:1.0 none"
-	has "$1" root.authorized "usb/2-1:1.0 0"
-}
-
 # built_by_mkinitcpio: skips the test when run.sh found no mkinitcpio
 # source, saying which variable to set.
 built_by_mkinitcpio() {
 	if [[ -f $OUT/mkinitcpio/skipped ]]; then
 		skip "$(cat "$OUT/mkinitcpio/skipped")"
 	fi
-}
-
-# waiting IMAGE ARGV: drvbind still runs in the real root, as ARGV,
-# waiting for the device that never appears: boot went on without it.
-waiting() {
-	local procs
-	procs=$(awk '$1 == "root.procs" { $1 = ""; print }' "$OUT/$1/results")
-	echo "$1: real root's init at $(awk '$1 == "root.uptime" { print $2 }' "$OUT/$1/results") s; drvbind processes:$procs"
-	[[ $procs == *":$2"* ]]
-	# 0000:00:1f.0, 0000:00:05.0 (pci-stub still loading) and 2-1:1.0
-	# (xhci-pci not loaded before coldplug)
-	has "$1" root.dmesg "<14>drvbind: waiting in the background for 3 rule(s)"
 }
 
 @test "mkinitramfs, with the hook make install put in place, packs drvbind, its boot script, the config and pci-stub's module" {
@@ -268,11 +218,13 @@ replugged() {
 	has itools-follow start.ppid 1
 	# reparented to init as the -b parent ended; still the initramfs's binary
 	the_old
-	has itools-follow start.dmesg "<14>drvbind: following 3 rule(s) in the background"
-	has itools-follow start.dmesg "<14>drvbind: pci/0000:00:05.0: none -> pci-stub"
-	has itools-follow start.link "pci/0000:00:05.0 pci-stub"
-	has itools-follow start.link "usb/2-1:1.0 none"
-	has itools-follow start.authorized "usb/2-1:1.0 0"
+	has_all itools-follow <<-'EOF'
+	start.dmesg <14>drvbind: following 3 rule(s) in the background
+	start.dmesg <14>drvbind: pci/0000:00:05.0: none -> pci-stub
+	start.link pci/0000:00:05.0 pci-stub
+	start.link usb/2-1:1.0 none
+	start.authorized usb/2-1:1.0 0
+	EOF
 }
 
 @test "the inittab line make install ships starts drvbind -f in the real root, which takes over: the initramfs's follower says so and ends, and inittab's, a child of init, is the one follower left" {
@@ -293,13 +245,15 @@ replugged() {
 @test "the follower in the real root takes the real root's /etc/drvbind.conf: 0000:00:06.0, which only that file names, leaves e1000 as it starts" {
 	booted itools-follow
 	! grep -F 0000:00:06.0 "$TOP/build/initramfs/etc/drvbind.conf" || false
-	has itools-follow start.conf "pci/0000:00:06.0:none"
-	has itools-follow start.link "pci/0000:00:06.0 e1000"
-	has itools-follow takeover.dmesg "<14>drvbind: pci/0000:00:06.0: e1000 -> none"
-	has itools-follow takeover.link "pci/0000:00:06.0 none"
+	has_all itools-follow <<-'EOF'
+	start.conf pci/0000:00:06.0:none
+	start.link pci/0000:00:06.0 e1000
+	takeover.dmesg <14>drvbind: pci/0000:00:06.0: e1000 -> none
+	takeover.link pci/0000:00:06.0 none
 	# the rules it shares with the initramfs's follower hold as they were
-	has itools-follow takeover.dmesg "<14>drvbind: pci/0000:00:05.0: already on pci-stub"
-	has itools-follow takeover.dmesg "<14>drvbind: usb/2-1:1.0: already unbound"
+	takeover.dmesg <14>drvbind: pci/0000:00:05.0: already on pci-stub
+	takeover.dmesg <14>drvbind: usb/2-1:1.0: already unbound
+	EOF
 }
 
 @test "in the real root, 0000:00:05.0 removed and rescanned in ends on pci-stub again, through inittab's follower's driver_override" {

@@ -15,6 +15,18 @@ gone() {
 		[ -z "$(find "$SYS/bus/pci/drivers" -name "$E1000")" ]
 }
 
+# unplugged_at RELPATH BIND MESSAGE: a move of the NIC to vfio-pci (which
+# takes any device), the NIC hot-unplugged by the write to RELPATH, so
+# that vfio-pci's bind answered BIND: exit 1 and MESSAGE, the move's
+# writes alone (the rollback finds nothing to write to), and the NIC gone.
+unplugged_at() {
+	pci_setup match=*
+	fake_fault "$1" "unplug:$E1000"
+	run_says 1 "$3" drvbind "pci/$E1000:vfio-pci"
+	assert_log <<<"$(vfio_writes "$2")"
+	gone
+}
+
 # bind_ns SRC DST SETUP CMD...: CMD in the test's network namespace and a
 # mount namespace of its own, with SRC mounted over DST and then the shell
 # snippet SETUP run there.
@@ -72,83 +84,51 @@ drvbind_boot() {
 # ---- devices and drivers going away mid-move ----
 
 @test "a device unplugged between unbind and bind: the bind and the rollback report it gone" {
-	pci_setup match=*
-	fake_fault bus/pci/drivers/e1000/unbind "unplug:$E1000"
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device; rollback to e1000 failed at driver_override: No such file or directory"
-	assert_log <<-EOF
-	$E1000_DEV/driver_override vfio-pci -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/vfio-pci/bind $E1000 -> ENODEV
-	EOF
-	gone
+	unplugged_at bus/pci/drivers/e1000/unbind ENODEV \
+		"drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device; rollback to e1000 failed at driver_override: No such file or directory"
 }
 
 @test "a device unplugged after the bind, before the check: the check finds it unbound and the rollback reports it gone" {
-	pci_setup match=*
-	fake_fault bus/pci/drivers/vfio-pci/bind "unplug:$E1000"
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; rollback to e1000 failed at driver_override: No such file or directory"
-	assert_log <<-EOF
-	$E1000_DEV/driver_override vfio-pci -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/vfio-pci/bind $E1000 -> ok
-	EOF
-	gone
+	unplugged_at bus/pci/drivers/vfio-pci/bind ok \
+		"drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; rollback to e1000 failed at driver_override: No such file or directory"
 }
 
 @test "the target driver unregistering after the unbind: its bind, opened before, answers ENODEV and the device goes back on its driver" {
 	pci_setup match=*
 	fake_fault bus/pci/drivers/e1000/unbind unregister:pci/vfio-pci
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device; back on e1000"
+	run_says 1 "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: No such device; back on e1000" \
+		drvbind "pci/$E1000:vfio-pci"
 	assert_rollback_log ENODEV
-	assert_driver pci "$E1000" e1000
-	override_is "(null)"
+	nic_is e1000 "(null)"
 }
 
 @test "the target driver unregistering right after the bind: the check finds the device unbound and it goes back on its driver" {
 	pci_setup match=*
 	fake_fault bus/pci/drivers/vfio-pci/bind unregister:pci/vfio-pci
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; back on e1000"
+	run_says 1 "drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; back on e1000" \
+		drvbind "pci/$E1000:vfio-pci"
 	assert_rollback_log ok
-	assert_driver pci "$E1000" e1000
-	override_is "(null)"
+	nic_is e1000 "(null)"
 	[ ! -e "$SYS/bus/pci/drivers/vfio-pci" ]
 }
 
 @test "the old driver unregistering while the target refuses: both failures are reported and the override is cleared" {
 	pci_setup match=* probe=EINVAL
 	fake_fault bus/pci/drivers/e1000/unbind unregister:pci/e1000
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; rollback to e1000 failed at bind: No such file or directory"
+	run_says 1 "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; rollback to e1000 failed at bind: No such file or directory" \
+		drvbind "pci/$E1000:vfio-pci"
 	assert_log <<-EOF
-	$E1000_DEV/driver_override vfio-pci -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/vfio-pci/bind $E1000 -> EINVAL
+	$(vfio_writes EINVAL)
 	$E1000_DEV/driver_override \\n -> ok
 	EOF
 	# e1000 is gone from the kernel: no driver is left to give it back
 	[ ! -e "$SYS/bus/pci/drivers/e1000" ]
-	assert_driver pci "$E1000" none
-	override_is "(null)"
+	nic_is none "(null)"
 }
 
 @test "the old driver refusing the rollback after a silent probe: both are reported and the override is cleared" {
-	pci_setup match=* probe=silent
-	fake_fault bus/pci/drivers/e1000/bind ENODEV always
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; rollback to e1000 failed at bind: No such device"
-	assert_rollback_log ok ENODEV
-	assert_driver pci "$E1000" none
-	override_is "(null)"
+	rollback_refused silent ENODEV ok \
+		"drvbind: pci/$E1000: e1000 -> vfio-pci failed at verify: not bound; rollback to e1000 failed at bind: No such device"
 }
 
 # ---- errors on attributes ----
@@ -156,20 +136,17 @@ drvbind_boot() {
 @test "EINTR on bind is a failure and is rolled back" {
 	pci_setup match=*
 	fake_fault bus/pci/drivers/vfio-pci/bind EINTR
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Interrupted system call; back on e1000"
+	run_says 1 "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Interrupted system call; back on e1000" \
+		drvbind "pci/$E1000:vfio-pci"
 	assert_rollback_log EINTR
-	assert_driver pci "$E1000" e1000
-	override_is "(null)"
+	nic_is e1000 "(null)"
 }
 
 @test "EIO on new_id is reported as the new_id step and rolled back" {
 	pci_new_id_setup
 	fake_fault bus/pci/drivers/pci-stub/new_id EIO
-	run drvbind "pci/$E1000:pci-stub"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub failed at new_id: I/O error; back on e1000"
+	run_says 1 "drvbind: pci/$E1000: e1000 -> pci-stub failed at new_id: I/O error; back on e1000" \
+		drvbind "pci/$E1000:pci-stub"
 	assert_log <<-EOF
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
 	bus/pci/drivers/pci-stub/bind $E1000 -> ENODEV
@@ -182,18 +159,11 @@ drvbind_boot() {
 @test "EIO on remove_id is a warning: the device stays on the driver it was taught" {
 	pci_new_id_setup
 	fake_fault bus/pci/drivers/pci-stub/remove_id EIO
-	run drvbind "pci/$E1000:pci-stub"
-	[ "$status" -eq 0 ]
-	assert_output_is <<-EOF
+	run_says 0 - drvbind "pci/$E1000:pci-stub" <<-EOF
 	drvbind: pci/$E1000: pci-stub/remove_id "8086 100e": I/O error
 	drvbind: pci/$E1000: e1000 -> pci-stub (new_id "8086 100e")
 	EOF
-	assert_log <<-EOF
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/pci-stub/bind $E1000 -> ENODEV
-	bus/pci/drivers/pci-stub/new_id 8086 100e -> ok
-	bus/pci/drivers/pci-stub/remove_id 8086 100e -> EIO
-	EOF
+	assert_log <<<"$(stub_taught_writes EIO)"
 	assert_driver pci "$E1000" pci-stub
 }
 
@@ -201,13 +171,10 @@ drvbind_boot() {
 	pci_setup match=* probe=EINVAL
 	fake_fault "$E1000_DEV/driver_override" pass
 	fake_fault "$E1000_DEV/driver_override" short
-	run drvbind "pci/$E1000:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; rollback to e1000 failed at driver_override: short write"
+	run_says 1 "drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; rollback to e1000 failed at driver_override: short write" \
+		drvbind "pci/$E1000:vfio-pci"
 	assert_log <<-EOF
-	$E1000_DEV/driver_override vfio-pci -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/vfio-pci/bind $E1000 -> EINVAL
+	$(vfio_writes EINVAL)
 	$E1000_DEV/driver_override \\n -> short
 	EOF
 	# the override still names vfio-pci, which refuses it: e1000 could
@@ -252,9 +219,7 @@ drvbind_boot() {
 	pci_stub_setup
 	fake_cmdline "drvbind=$E1000:pci-stub drvbind=e1000"
 	: >"$FAKE/kmsg"
-	run drvbind_boot "mount --bind '$FAKE/kmsg' /dev/kmsg" -t 0
-	[ "$status" -eq 1 ]
-	assert_output_is <<-EOF
+	run_says 1 - drvbind_boot "mount --bind '$FAKE/kmsg' /dev/kmsg" -t 0 <<-EOF
 	drvbind: bad rule "e1000": no ':' before the driver
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	EOF
@@ -269,9 +234,7 @@ drvbind_boot() {
 @test "at boot without /dev/kmsg, or with it read-only, every line still reaches stderr" {
 	pci_stub_setup
 	fake_cmdline "drvbind=$E1000:pci-stub drvbind=e1000"
-	run drvbind_boot "mount -t tmpfs none /dev" -t 0
-	[ "$status" -eq 1 ]
-	assert_output_is <<-EOF
+	run_says 1 - drvbind_boot "mount -t tmpfs none /dev" -t 0 <<-EOF
 	drvbind: bad rule "e1000": no ':' before the driver
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	EOF
@@ -279,9 +242,7 @@ drvbind_boot() {
 
 	fake_cmdline "drvbind=$E1000:e1000 drvbind=e1000"
 	: >"$FAKE/kmsg"
-	run drvbind_boot "mount --bind '$FAKE/kmsg' /dev/kmsg && mount -o remount,bind,ro /dev/kmsg" -t 0
-	[ "$status" -eq 1 ]
-	assert_output_is <<-EOF
+	run_says 1 - drvbind_boot "mount --bind '$FAKE/kmsg' /dev/kmsg && mount -o remount,bind,ro /dev/kmsg" -t 0 <<-EOF
 	drvbind: bad rule "e1000": no ':' before the driver
 	drvbind: pci/$E1000: pci-stub -> e1000
 	EOF
@@ -295,25 +256,18 @@ drvbind_boot() {
 	: >"$BATS_TEST_TMPDIR/file"
 	mkdir "$BATS_TEST_TMPDIR/busfile"
 	: >"$BATS_TEST_TMPDIR/busfile/bus"
-	run "$BIN" -r "$BATS_TEST_TMPDIR/file" -t 0 "$E1000:pci-stub"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: $BATS_TEST_TMPDIR/file: not a sysfs tree: error 20"
-	run "$BIN" -r "$BATS_TEST_TMPDIR/file" -l
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: $BATS_TEST_TMPDIR/file: not a sysfs tree: error 20"
-	run "$BIN" -r "$BATS_TEST_TMPDIR/busfile" -t 0 "$E1000:pci-stub"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: $BATS_TEST_TMPDIR/busfile: not a sysfs tree: No such file or directory"
-	run "$BIN" -r "$BATS_TEST_TMPDIR/busfile" -l
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: $BATS_TEST_TMPDIR/busfile: not a sysfs tree: No such file or directory"
+	run_says 1 "drvbind: $BATS_TEST_TMPDIR/file: not a sysfs tree: error 20" \
+		"$BIN" -r "$BATS_TEST_TMPDIR/file" -t 0 "$E1000:pci-stub"
+	run_says 1 "drvbind: $BATS_TEST_TMPDIR/file: not a sysfs tree: error 20" \
+		"$BIN" -r "$BATS_TEST_TMPDIR/file" -l
+	run_says 1 "drvbind: $BATS_TEST_TMPDIR/busfile: not a sysfs tree: No such file or directory" \
+		"$BIN" -r "$BATS_TEST_TMPDIR/busfile" -t 0 "$E1000:pci-stub"
+	run_says 1 "drvbind: $BATS_TEST_TMPDIR/busfile: not a sysfs tree: No such file or directory" \
+		"$BIN" -r "$BATS_TEST_TMPDIR/busfile" -l
 }
 
 @test "/proc as the sysfs root: its bus has no devices, so a rule times out and -l names the bus it cannot read" {
-	run "$BIN" -r /proc -t 0 "$E1000:pci-stub"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: $E1000: device not found (waited 0 s)"
-	run "$BIN" -r /proc -l pci
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci: no such bus: error 20"
+	run_says 1 "drvbind: $E1000: device not found (waited 0 s)" \
+		"$BIN" -r /proc -t 0 "$E1000:pci-stub"
+	run_says 1 "drvbind: pci: no such bus: error 20" "$BIN" -r /proc -l pci
 }

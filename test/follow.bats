@@ -10,24 +10,13 @@
 
 load helper
 
-USB_IF=1-1:1.0
-
 @test "a follower moves a PCI device again after a remove and a rescan give it back to its native driver" {
-	pci_stub_setup
-	follow "pci/$E1000:pci-stub"
-	until_driver pci "$E1000" pci-stub
-	replug pci "$E1000" override
-	until_driver pci "$E1000" pci-stub
-	follow_said <<-EOF
-	drvbind: pci/$E1000: e1000 -> pci-stub
-	drvbind: pci/$E1000: e1000 -> pci-stub
-	EOF
+	nic_followed
+	nic_moved_again
 }
 
 @test "a follower puts a device back on its rule's driver after that driver is unloaded and loaded again, and a reload of the native driver changes nothing" {
-	pci_stub_setup
-	follow "pci/$E1000:pci-stub"
-	until_driver pci "$E1000" pci-stub
+	nic_followed
 	# rmmod pci-stub: the device is unbound; the override keeps e1000 off
 	stopped fake_unregister pci pci-stub
 	until_driver pci "$E1000" none
@@ -36,7 +25,7 @@ USB_IF=1-1:1.0
 	until_driver pci "$E1000" pci-stub
 	fake_unregister pci e1000
 	fake_register pci e1000 'match=*'
-	assert_driver pci "$E1000" pci-stub
+	nic_is pci-stub pci-stub
 	follow_said <<-EOF
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	drvbind: pci/$E1000: none -> pci-stub
@@ -44,9 +33,7 @@ USB_IF=1-1:1.0
 }
 
 @test "a follower holds a USB interface that a replug of its device re-creates with authorized 0 again" {
-	fake_driver usb usb-storage "match=$USB_IF"
-	fake_device usb 1-1 idVendor=0781 idProduct=5567
-	fake_device usb "$USB_IF" parent=1-1 class=08 driver=usb-storage
+	stick_on_storage
 	follow "usb/$USB_IF:none"
 	until_driver usb "$USB_IF" none
 	# authorized 0 then 1 on 1-1: its interfaces go and come back, probed
@@ -68,8 +55,7 @@ USB_IF=1-1:1.0
 	sleep 0.5
 	# one try: the rollback's bind of e1000 did not start it again
 	[ "$(grep -c "vfio-pci/bind" "$FAKE/log")" -eq 1 ]
-	replug pci "$E1000" override
-	until_driver pci "$E1000" e1000
+	nic_replugged e1000
 	sleep 0.5
 	[ "$(grep -c "vfio-pci/bind" "$FAKE/log")" -eq 2 ]
 	follow_said <<-EOF
@@ -97,9 +83,7 @@ USB_IF=1-1:1.0
 }
 
 @test "a follower whose uevent socket overflowed (ENOBUFS) looks at every rule again, and finds the device that changed unseen" {
-	pci_stub_setup
-	follow "pci/$E1000:pci-stub"
-	until_driver pci "$E1000" pci-stub
+	nic_followed
 	kill -STOP "$FOLLOW_PID"
 	# e1000 takes the device, and its bind uevent is lost in a burst that
 	# fills the socket (1 MiB) while drvbind sleeps
@@ -199,28 +183,15 @@ until_on() {
 @test "drvbind.follow=1 on the kernel command line with -b: the parent returns after the first pass, and its background child follows" {
 	pci_stub_setup
 	fake_cmdline "drvbind=pci/$E1000:pci-stub drvbind.follow=1"
-	# the child keeps stderr: a file, not bats' pipe, which would wait for it
-	st=0
-	fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" \
-		-s "$FAKE/follow.sock" -b </dev/null >"$FAKE/bg.out" 2>"$FAKE/follow.out" 3>&- || st=$?
-	[ "$st" -eq 0 ]
+	follow_bg
 	run cat "$FAKE/follow.out"
 	assert_output_is <<-EOF
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	drvbind: following 1 rule(s) in the background
 	EOF
-	# the child: the one drvbind left with this test's command line
-	FOLLOW_PID=$(pgrep -f -- "-k $FAKE/cmdline")
-	echo "$FOLLOW_PID" >>"$FAKE/pids"
 	follow_ready
-	replug pci "$E1000" override
-	until_driver pci "$E1000" pci-stub
-	kill -TERM "$FOLLOW_PID"
-	for ((i = 0; i < 500; i++)); do
-		kill -0 "$FOLLOW_PID" 2>/dev/null || break
-		sleep 0.01
-	done
-	! kill -0 "$FOLLOW_PID" 2>/dev/null || false
+	nic_replugged pci-stub
+	follow_term
 	run cat "$FAKE/follow.out"
 	assert_output_is <<-EOF
 	drvbind: pci/$E1000: e1000 -> pci-stub
@@ -232,9 +203,7 @@ until_on() {
 @test "drvbind.follow= takes 0 or 1, and anything else is refused by name" {
 	pci_stub_setup
 	fake_cmdline "drvbind=pci/$E1000:pci-stub drvbind.follow=yes"
-	run drvbind
-	[ "$status" -eq 1 ]
-	assert_output_is <<-EOF
+	run_says 1 - drvbind <<-EOF
 	drvbind: bad "drvbind.follow"="yes": not 0 or 1
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	EOF
@@ -257,8 +226,7 @@ until_on() {
 	EOF
 	# the second one follows: a replug goes to its rule's driver
 	fake_driver pci vfio-pci 'match=*'
-	replug pci "$E1000" override
-	until_driver pci "$E1000" vfio-pci
+	nic_replugged vfio-pci
 	follow_end
 	[ "$FOLLOW_STATUS" -eq 0 ]
 }
@@ -312,16 +280,14 @@ until_on() {
 	}
 	sv_pid
 	until_driver pci "$E1000" pci-stub
-	replug pci "$E1000" override
-	until_driver pci "$E1000" pci-stub
+	nic_replugged pci-stub
 	fake_conf "pci/$E1000:pci-stub" "pci/0000:00:03.0:pci-stub"
 	sv hup "$svc"
 	until_driver pci 0000:00:03.0 pci-stub
 	first=$FOLLOW_PID
 	kill -KILL "$first"
 	sv_pid "$first"
-	replug pci "$E1000" override
-	until_driver pci "$E1000" pci-stub
+	nic_replugged pci-stub
 	run sv -w 5 down "$svc"
 	[ "$status" -eq 0 ]
 	! kill -0 "$FOLLOW_PID" 2>/dev/null || false

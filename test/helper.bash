@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: MIT
-# Loaded by every .bats file: a fake sysfs per test, and the verbs that
-# build it in the kernel's shapes.
+# Loaded by every .bats file that runs drvbind on the fake kernel: a fake
+# sysfs per test, the verbs that build it in the kernel's shapes,
+# drvbind run on it, and the assertions. Above each function, a comment
+# says what it does, every argument it takes, and why where that is not
+# plain.
 #
 #   $FAKE/back  backing tree (plain files, dirs, relative symlinks)
 #   $SYS        the FUSE mount of it, with the driver core's write rules
@@ -31,11 +34,19 @@ shipped_only() {
 		skip "${1:-checks the shipped build/drvbind}: the run on build/drvbind does that; this run is on $BIN"
 }
 
-# Run a command inside the test's network namespace.
+# fake_ns COMMAND [ARG...]: COMMAND inside the test's network namespace
+# (fake_setup's), where the fake kernel's uevents go and drvbind listens
 fake_ns() {
 	nsenter -t "$FAKE_NSPID" -n -- "$@"
 }
 
+# fake_setup: each test's setup (setup() below; a file with a setup of
+# its own calls it first). Makes $FAKE (the test's directory: back/,
+# log, cmdline, conf, pids, and modprobe, a script that appends
+# "modprobe ARGS" to $FAKE/modprobe.log), a network namespace of its own
+# held by a sleeping process (FAKE_NSPID), and the fake kernel mounted
+# at $SYS inside it (FAKE_FSPID). Fails, saying why, when the namespace
+# or the mount does not come within 5 s.
 fake_setup() {
 	FAKE=$BATS_TEST_TMPDIR/fake
 	SYS=$FAKE/sys
@@ -66,17 +77,60 @@ fake_setup() {
 	fake_ns "$FAKESYS" "$FAKE/back" "$FAKE/log" "$SYS" \
 		</dev/null >"$FAKE/fakesys.out" 2>&1 3>&- &
 	FAKE_FSPID=$!
-	for ((i = 0; i < 500; i++)); do
-		mountpoint -q "$SYS" && return 0
-		kill -0 "$FAKE_FSPID" 2>/dev/null || break
-		sleep 0.01
-	done
+	fake_until "$FAKE_FSPID" mountpoint -q "$SYS" && return 0
 	echo "fake_setup: fakesys did not mount:" >&2
 	cat "$FAKE/fakesys.out" >&2
 	return 1
 }
 
-# A background job and whatever it is running now (a sleep, a write).
+# fake_until PID COMMAND [ARG...]: COMMAND every 10 ms until it succeeds
+# (0), or for 5 s at most, or until PID, the process that would make it
+# true, is gone (1)
+fake_until() {
+	local pid=$1 i
+	shift
+	for ((i = 0; i < 500; i++)); do
+		"$@" && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.01
+	done
+	return 1
+}
+
+# fake_setup_boot: fake_setup, with the test's network namespace in a
+# user namespace of its own: the kernel sends its own uevents (a FUSE
+# mount's bdi, of any test on the machine) into every network namespace
+# of the initial user namespace only, so here only the fake's uevents
+# wake drvbind. fake_setup runs unshare only for that namespace's
+# holder. Then FAKE_MNT: a process in that network namespace and in a
+# mount namespace of its own where the fake is mounted over /sys, for
+# drvbind to run in as at boot (nsenter -t "$FAKE_MNT" -n -m).
+fake_setup_boot() {
+	local rc
+	unshare() { exec unshare -U "$@"; }
+	fake_setup
+	rc=$?
+	unset -f unshare
+	((rc == 0)) || return $rc
+	nsenter -t "$FAKE_NSPID" -n -- unshare -m --propagation private \
+		sh -c 'mount --bind "$1" /sys && exec sleep 100000' - "$SYS" \
+		</dev/null >"$FAKE/mnt.out" 2>&1 3>&- &
+	FAKE_MNT=$!
+	echo "$FAKE_MNT" >>"$FAKE/pids"
+	fake_until "$FAKE_MNT" _fake_over_sys && return 0
+	echo "fake_setup_boot: no mount namespace with the fake over /sys" >&2
+	cat "$FAKE/mnt.out" >&2
+	return 1
+}
+
+_fake_over_sys() {
+	local -a m
+	mapfile -t m 2>/dev/null <"/proc/$FAKE_MNT/mounts"
+	[[ " ${m[*]} " == *" $SYS fuse.fakesys "* && " ${m[*]} " == *" /sys fuse.fakesys "* ]]
+}
+
+# _fake_kill PID: a background job and whatever it is running now (a
+# sleep, a write), its children first, so that nothing outlives the test
 _fake_kill() {
 	local c
 	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
@@ -85,6 +139,10 @@ _fake_kill() {
 	kill "$1" 2>/dev/null
 }
 
+# fake_teardown: each test's teardown: every job in $FAKE/pids
+# (fake_later, follow, ...) killed, the mount undone (lazily where the
+# daemon died), the fake kernel and the namespace's holder ended. Always
+# 0, so that a failure in the test is the one reported.
 fake_teardown() {
 	local pid
 	[[ -n ${FAKE-} ]] || return 0
@@ -102,20 +160,30 @@ fake_teardown() {
 	return 0
 }
 
+# setup: bats's hook before each test: fake_setup (a file that needs
+# more defines its own, which calls fake_setup first)
 setup() { fake_setup; }
+
+# teardown: bats's hook after each test: fake_teardown
 teardown() { fake_teardown; }
 
-# drvbind ARGS...: the binary under test on this test's tree and namespace
+# drvbind ARG...: the binary under test ($BIN, through $RUN for a cross
+# build) in the test's namespace, with ARGs after the options that point
+# it at this test's tree: -r $SYS, -k $FAKE/cmdline, -c $FAKE/conf,
+# -m $FAKE/modprobe, -s $FAKE/follow.sock. Its status is drvbind's.
 drvbind() {
 	fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" \
 		-m "$FAKE/modprobe" -s "$FAKE/follow.sock" "$@"
 }
 
+# fake_cmdline TEXT: the kernel command line drvbind reads ($FAKE/cmdline,
+# its -k), TEXT and a newline, as /proc/cmdline has it
 fake_cmdline() {
 	printf '%s\n' "$1" >"$FAKE/cmdline"
 }
 
-# fake_conf LINE... (or stdin when no arguments)
+# fake_conf [LINE...]: drvbind's config file ($FAKE/conf, its -c), one
+# LINE a line; without LINEs, what stdin holds
 fake_conf() {
 	if (($#)); then
 		printf '%s\n' "$@" >"$FAKE/conf"
@@ -124,13 +192,17 @@ fake_conf() {
 	fi
 }
 
-# "../" once per component of a path below the root
+# _fake_up PATH: "../" once per component of PATH, a path below the
+# root: what a relative link in PATH's directory climbs to the root
 _fake_up() {
 	local IFS=/ c up=
 	for c in $1; do up+=../; done
 	printf %s "$up"
 }
 
+# fake_bus B: the bus B as bus_register makes it: devices/, drivers/,
+# drivers_probe and uevent (write-only), drivers_autoprobe (1). Nothing
+# when B is there; the other verbs call it for the bus they name.
 fake_bus() {
 	local b=$FAKE/back/bus/$1
 	[[ -d $b ]] && return 0
@@ -142,9 +214,12 @@ fake_bus() {
 	chmod 200 "$b/uevent"
 }
 
-# _fake_drv_state DIR ARG...: what the kernel keeps inside a driver
-# (.fake_match, .fake_probe) for fake_driver's arguments; the others are
-# checked here and made by the caller. With DIR empty, only the check.
+# _fake_drv_state DIR ARG...: what the kernel keeps inside a driver for
+# fake_driver's ARGs, in the driver's directory DIR: .fake_match (match=),
+# .fake_probe (probe=), .fake_busids (match_busid); the files of the
+# others are the caller's to make. With DIR empty, only the check that
+# every ARG is one fake_driver knows (fake_register checks before its
+# first step). 1, naming it, for an unknown ARG.
 _fake_drv_state() {
 	local d=$1 a ids
 	shift
@@ -175,20 +250,36 @@ _fake_drv_state() {
 	done
 }
 
-# _fake_drv_file DIR NAME: one of a driver's files, with sysfs's mode
+# _fake_drv_file DIR NAME: one of a driver's files in its directory DIR,
+# empty, with sysfs's mode: write-only (0200) but for usbip-host's
+# match_busid, which can be read
 _fake_drv_file() {
 	: >"$1/$2"
 	[[ $2 == match_busid ]] || chmod 200 "$1/$2"
 }
 
-# _fake_drv_module DIR M: the driver's module link (module_add_driver)
+# _fake_drv_module DIR M: the module link of the driver in DIR to
+# module/M, as module_add_driver makes it (the initramfs resolver follows
+# it from a driver to its module)
 _fake_drv_module() {
 	mkdir -p "$FAKE/back/module/$2"
 	ln -sfn "../../../../module/$2" "$1/module"
 }
 
-# fake_driver B D [match=ID,ID|*] [new_id] [match_busid] [probe=ERR[:ID]] [module=M]
-# A driver already registered, all at once (fake_register: step by step).
+# fake_driver B D [ARG...]: the driver D of bus B, already registered,
+# all at once (fake_register: step by step), with bind, unbind and
+# uevent; calling it again for D adds to it. ARGs:
+#   match=ID,ID|*     the bus ids its static id table matches (* any
+#                     device); without it, it matches nothing but what
+#                     new_id or match_busid teach it
+#   new_id            new_id and remove_id, as PCI and USB drivers have
+#   match_busid       usbip-host's match_busid: it then probes only the
+#                     bus ids added there
+#   probe=ERR[:ID]    its probe answers ERR, an errno name (EINVAL,
+#                     EPROBE_DEFER, which bind reports as EAGAIN, ...),
+#                     or silent (0 without binding), for device ID only
+#                     where given; otherwise every probe binds
+#   module=M          its module link, to module/M
 fake_driver() {
 	local bus=$1 drv=$2 d a f
 	shift 2
@@ -211,17 +302,29 @@ fake_driver() {
 	done
 }
 
-# fake_ctl attach B D | detach B D | probe B ID: the driver core's own
-# driver_attach, driver_detach, or bus_probe_device (device_add's probe,
-# nothing when drivers_autoprobe is 0), through the root's .fake_ctl
-# (test/fake/fakesys.c); uevents as the kernel's, nothing in the write log
+# fake_ctl VERB B NAME: what the driver core does on its own hand, with
+# no sysfs write to ask for it, through the root's .fake_ctl (see
+# test/fake/fakesys.c): uevents as the kernel's, nothing in the write log.
+#   attach B D    driver_attach: D binds every unbound device it matches
+#   detach B D    driver_detach: D lets go of every device it holds
+#   probe B ID    bus_probe_device, device_add's probe (nothing when the
+#                 bus's drivers_autoprobe is 0)
+#   unplug B ID, replug B ID
+#                 device ID removed, and added again as a new device
+#                 (driver_override cleared, authorized 1)
+#   rmmod B D, insmod B D
+#                 driver D unloaded, and loaded again
+# The last four all at once, without a fork: for endurance runs, where
+# fake_unplug, fake_plug and fake_register would fork thousands of times.
 fake_ctl() {
 	printf '%s' "$*" >"$SYS/.fake_ctl"
 }
 
-# fake_register B D [fake_driver's ARGs...] [steps=N|steps=STEP]
-# driver_register, one step at a time as 6.1 does it (steps= stops after
-# the first N, or after the step named; fake_register_rest goes on):
+# fake_register B D [fake_driver's ARGs...] [steps=N|steps=STEP]: the
+# driver D of bus B registers, one step at a time as driver_register
+# does it on 6.1, so that a test can stop between any two; steps= stops
+# after the first N steps, or after the step named STEP, and
+# fake_register_rest goes on. The steps, for the driver ARGs ask for:
 #   dir          the driver's directory, empty (kobject_add)
 #   attach       driver_attach, when drivers_autoprobe is not 0: each
 #                unbound device that matches and probes is bound, a bind
@@ -268,14 +371,15 @@ fake_register() {
 }
 
 # fake_register_rest B D [steps=N|steps=STEP]: the steps fake_register
-# left, or the next N of them (or up to STEP)
+# left, or the next N of them, or those up to STEP; 1 when no
+# fake_register of D is under way
 fake_register_rest() {
 	_fake_steps_run register "$1" "$2" "${3#steps=}"
 }
 
-# fake_unregister B D [steps=N|steps=STEP]
-# driver_unregister, one step at a time as 6.1 does it, for the files
-# the driver has now:
+# fake_unregister B D [steps=N|steps=STEP]: the driver D of bus B
+# unregisters, one step at a time as driver_unregister does it on 6.1,
+# steps= as fake_register's. The steps, for the files the driver has now:
 #   match_busid  usbip-host removes it before it unregisters
 #   remove_id new_id
 #                usb only: usb_deregister removes them first
@@ -314,13 +418,16 @@ fake_unregister() {
 	_fake_steps_run unregister "$bus" "$drv" "${3#steps=}"
 }
 
-# fake_unregister_rest B D [steps=N|steps=STEP]
+# fake_unregister_rest B D [steps=N|steps=STEP]: the steps
+# fake_unregister left, or the next N of them, or those up to STEP
 fake_unregister_rest() {
 	_fake_steps_run unregister "$1" "$2" "${3#steps=}"
 }
 
-# _fake_steps_save VERB B D "STEP..." [ARG...]: what is left to do, and
-# the driver's arguments, in $FAKE/steps/B:D
+# _fake_steps_save VERB B D "STEP..." [ARG...]: a fake_VERB of driver D
+# of bus B under way: the verb, the STEPs left to do and the driver's
+# ARGs, in $FAKE/steps/B:D, for _fake_steps_run (the test's shell may
+# not be the one that goes on: fake_later runs the rest in a subshell)
 _fake_steps_save() {
 	local f=$FAKE/steps/$2:$3
 	mkdir -p "$f"
@@ -335,7 +442,11 @@ _fake_lines() {
 	return 0
 }
 
-# _fake_steps_run VERB B D [N|STEP]: the next N steps, up to STEP, or all
+# _fake_steps_run VERB B D [N|STEP]: of the fake_VERB of D under way
+# (_fake_steps_save), the next N steps, those up to STEP, or all, each
+# by _fake_VERB_step; the record goes once none is left. 1, saying why,
+# when no fake_VERB of D is under way, STEP is not among the steps left,
+# or a step fails.
 _fake_steps_run() {
 	local verb=$1 bus=$2 drv=$3 stop=${4-} f=$FAKE/steps/$2:$3 step n=0
 	local -a todo args
@@ -361,6 +472,9 @@ _fake_steps_run() {
 	((${#todo[@]})) || rm -r "$f"
 }
 
+# _fake_register_step B D STEP [ARG...]: one step of fake_register (see
+# there) of the driver D of bus B with fake_driver's ARGs; a step that
+# is a file's name makes that file
 _fake_register_step() {
 	local bus=$1 drv=$2 step=$3 d a
 	shift 3
@@ -384,6 +498,8 @@ _fake_register_step() {
 	esac
 }
 
+# _fake_unregister_step B D STEP: one step of fake_unregister (see there)
+# of the driver D of bus B; a step that is a file's name removes it
 _fake_unregister_step() {
 	local bus=$1 drv=$2 step=$3 d
 	d=$FAKE/back/bus/$bus/drivers/$drv
@@ -395,7 +511,9 @@ _fake_unregister_step() {
 	esac
 }
 
-# The device dir below the root of a bus id on any bus.
+# _fake_devrel ID: the device directory below the root (devices/...) of
+# the bus id ID, on whichever bus has it, found by its bus link; 1,
+# saying so, when no bus has ID
 _fake_devrel() {
 	local l t
 	for l in "$FAKE"/back/bus/*/devices/"$1"; do
@@ -408,9 +526,11 @@ _fake_devrel() {
 	return 1
 }
 
-# driver_registers B NAME [ARGS...]: a driver registers with its bind file
-# in place, then its add uevent. (The kernel shows the directory a moment
-# before bind; that window has a test of its own in wait.bats.)
+# driver_registers B D [fake_driver's ARGs...]: the driver D of bus B
+# registers at once, its directory with every file in place (built
+# aside, then renamed into bus/B/drivers), then its add uevent. (The
+# kernel shows the directory a moment before bind; that window has a
+# test of its own in wait.bats, and fake_register makes every step.)
 driver_registers() {
 	local real=$FAKE
 	FAKE=$real/stage fake_driver "$@" || return 1
@@ -420,14 +540,31 @@ driver_registers() {
 		"$UEVENT" "/bus/$1/drivers/$2"
 }
 
-# fake_device B ID [path=DIR] [driver=D] [override] [vendor=0x8086 device=0x100e]
-#   [idVendor=8086 idProduct=100e] [class=08] [parent=ID] [noauth]
-#   [pciclass=0x020000] [boot_vga=0] [group=N]
-# class is a USB interface's bInterfaceClass, pciclass a PCI device's
-# class; group=N puts the device in IOMMU group N (kernel/iommu_groups).
-# Sets FAKE_DEVPATH to the device's /devices/... path. A USB interface
-# (bus usb, an id with a ':') has authorized, reading 1, as since 4.4;
-# noauth leaves it out, as before.
+# fake_device B ID [ARG...]: the device ID on bus B as device_add()
+# makes it, no uevent sent (fake_plug, fake_later send one): its
+# directory with uevent and its subsystem link, the attributes ARGs ask
+# for, then the bus link bus/B/devices/ID, then the driver links where
+# driver= names one. Sets FAKE_DEVPATH to its /devices/... path. ARGs:
+#   path=DIR          its directory devices/DIR/ID; by default the bus's
+#                     usual place (pci0000:00, pnp0, the USB host
+#                     controller's usb1, platform/i8042 for serio,
+#                     platform for the rest)
+#   parent=ID         its directory below device ID's instead (a USB
+#                     interface below its device)
+#   driver=D          bound to D (made, matching nothing, if missing)
+#   override          driver_override, reading "(null)", as every PCI
+#                     device has since 3.16
+#   vendor=V device=D, idVendor=V idProduct=P, boot_vga=0|1
+#                     those attributes, reading V, D, P (a PCI device's
+#                     ids, a USB device's, a VGA device's boot_vga)
+#   class=C           a USB interface's bInterfaceClass
+#   pciclass=C        a PCI device's class, 0x020000 and the like
+#   group=N           in IOMMU group N: the group's link and its reverse
+#                     in kernel/iommu_groups/N/devices
+#   noauth            no authorized: a USB interface (bus usb, an id
+#                     with a ':') has it, reading 1, since Linux 4.4;
+#                     noauth makes one as before
+# An unknown ARG is an error, named.
 fake_device() {
 	local bus=$1 id=$2 a parent= path= drv= auth=1 dev d up
 	shift 2
@@ -492,24 +629,34 @@ fake_device() {
 	FAKE_DEVPATH=/$dev
 }
 
-# fake_fault RELPATH ACTION [always]
-#   ACTION: an errno name (the write fails with it, nothing happens),
-#   short (len-1 reported, nothing happens), pass (the write goes
-#   through, so the next line is for a later write), unplug:ID (the write
-#   happens, then device ID is hot-unplugged), unregister:B/D (the write
-#   happens, then driver D of bus B unbinds its devices and goes away),
-#   probing:D (D was probing the attribute's device: the store waits
-#   for that probe, which binds the device, then happens)
+# fake_fault RELPATH ACTION [always]: the next write through the mount to
+# RELPATH (a path below the root), or with always every one, meets
+# ACTION instead of the kernel's answer alone; faults on one path are
+# used in the order they were given, and the write log shows each.
+#   ERRNO        an errno name: the write fails with it, nothing happens
+#   short        one byte fewer reported written, nothing happens
+#   pass         the write goes through: the next fault on RELPATH is
+#                for a later write
+#   unplug:ID    the write happens, then device ID is hot-unplugged
+#   unregister:B/D
+#                the write happens, then driver D of bus B unbinds its
+#                devices and goes away
+#   probing:D    D was probing the attribute's device: the store waits
+#                for that probe, which binds the device, then happens
 fake_fault() {
 	printf '%s\n' "$*" >>"$FAKE/back/.fake_faults"
 }
 
-# fake_uevent ACTION DEVPATH [KEY=VALUE...]
+# fake_uevent ACTION DEVPATH [KEY=VALUE...]: one uevent, as the kernel
+# sends it, in the test's namespace (test/fake/uevent.c; fake_ns "$UEVENT"
+# -n COUNT ... sends a burst of the same one, to overflow a socket)
 fake_uevent() {
 	fake_ns "$UEVENT" "$@"
 }
 
-# fake_probe B ID: what the native driver's probe does a moment later
+# fake_probe B ID: ID written to bus B's drivers_probe, which binds an
+# unbound device to the first driver that takes it: what the native
+# driver's probe does a moment later (logged, as drvbind's writes are)
 fake_probe() {
 	printf %s "$2" >"$SYS/bus/$1/drivers_probe"
 }
@@ -563,9 +710,12 @@ fake_plug() {
 		fake_ctl probe "$1" "$2"
 }
 
-# fake_later SECONDS VERB ARGS...: a verb in the background after a delay;
-# a device or driver appearing also announces itself with an add uevent
-# (fake_register sends its own, at its step)
+# fake_later SECONDS COMMAND [ARG...]: COMMAND, a verb or any command,
+# in the background SECONDS later, while drvbind waits; its output goes
+# to $FAKE/later.out, and teardown ends it. A device that fake_device
+# makes then announces itself with its add uevent (and its bind uevent
+# with driver=), a driver that fake_driver makes with its own add
+# uevent (fake_register sends its own, at its step).
 fake_later() {
 	local delay=$1
 	shift
@@ -593,7 +743,8 @@ fake_later() {
 	echo $! >>"$FAKE/pids"
 }
 
-# fake_listen: record this namespace's uevents in $FAKE/uevents
+# fake_listen: record this namespace's uevents in $FAKE/uevents, from
+# now until teardown; returns once the listener is bound (5 s at most)
 fake_listen() {
 	local i
 	fake_ns "$UEVENT" -l >"$FAKE/uevents" 2>"$FAKE/uevents.ready" \
@@ -607,13 +758,15 @@ fake_listen() {
 	return 1
 }
 
-# fake_uevents: what fake_listen recorded, less the real kernel's own
-# events that reach every namespace (a FUSE mount's bdi, a module load)
+# fake_uevents: what fake_listen recorded so far, one uevent a line
+# ("ACTION@DEVPATH KEY=VALUE..."), less the real kernel's own events
+# that reach every namespace (a FUSE mount's bdi, a module load)
 fake_uevents() {
 	grep -Ev '^[a-z]+@/(devices/virtual|module)/' "$FAKE/uevents"
 }
 
-# wait_for FILE PATTERN: a line matching PATTERN shows up within 5 s
+# wait_for FILE PATTERN: a line of FILE matching PATTERN (grep's basic
+# regular expression) shows up within 5 s; otherwise 1, with FILE shown
 wait_for() {
 	local i
 	for ((i = 0; i < 500; i++)); do
@@ -691,7 +844,8 @@ fake_idle() {
 	return 1
 }
 
-# fake_tree: the mounted tree, links shown as "a -> b"
+# fake_tree: the mounted tree, every path below $SYS sorted, one a line,
+# links shown as "a -> b": to compare a whole tree at once
 fake_tree() {
 	local f
 	(cd "$SYS" && find . -mindepth 1 | LC_ALL=C sort) | while read -r f; do
@@ -708,32 +862,54 @@ fake_tree() {
 E1000=0000:00:02.0
 E1000_DEV=devices/pci0000:00/$E1000
 
-# pci_setup [ARG...]: the NIC on e1000, vfio-pci beside it (ARGs go to vfio-pci)
+# pci_setup [ARG...]: the NIC on e1000, whose table has it, and vfio-pci
+# beside it (ARGs go to vfio-pci's fake_driver: match=*, probe=...)
 pci_setup() {
 	fake_driver pci e1000 "match=$E1000"
 	fake_driver pci vfio-pci "$@"
 	fake_device pci "$E1000" vendor=0x8086 device=0x100e override driver=e1000
 }
 
-# The NIC on PCI before 3.16, which had no driver_override: only the id
-# table decides, so pci-stub beside it has to be taught the ids by new_id.
+# pci_new_id_setup: the NIC on PCI before 3.16, which had no
+# driver_override: only the id table decides, so pci-stub beside it has
+# to be taught the ids by new_id.
 pci_new_id_setup() {
 	fake_driver pci e1000 "match=$E1000"
 	fake_driver pci pci-stub new_id
 	fake_device pci "$E1000" vendor=0x8086 device=0x100e driver=e1000
 }
 
-# The NIC on e1000 that people move to pci-stub, beside it; PCI has
-# driver_override, so the override is written first. Both drivers take
-# any device, so only the override keeps the NIC off e1000.
+# pci_stub_setup: the NIC on e1000 that people move to pci-stub, beside
+# it; PCI has driver_override, so the override is written first. Both
+# drivers take any device, so only the override keeps the NIC off e1000.
 pci_stub_setup() {
 	fake_driver pci e1000 'match=*'
 	fake_driver pci pci-stub 'match=*'
 	fake_device pci "$E1000" driver=e1000 override
 }
 
-# A PnP serial port that a parallel-port driver may also claim; PnP has
-# no driver_override.
+# The interface of the USB flash drive most USB tests use, and its
+# directory below the root.
+USB_IF=1-1:1.0
+USB_IF_DEV=devices/pci0000:00/0000:00:1d.7/usb1/1-1/$USB_IF
+
+# usb_stick [ARG...]: a USB flash drive, SanDisk's 0781:5567: the device
+# 1-1 and its one interface $USB_IF, of mass-storage class 08, unbound
+# (ARGs go to the interface's fake_device: driver=D, noauth, ...)
+usb_stick() {
+	fake_device usb 1-1 idVendor=0781 idProduct=5567
+	fake_device usb "$USB_IF" parent=1-1 class=08 "$@"
+}
+
+# stick_on_storage: usb_stick's interface bound to usb-storage, whose id
+# table has it
+stick_on_storage() {
+	fake_driver usb usb-storage "match=$USB_IF"
+	usb_stick driver=usb-storage
+}
+
+# pnp_setup: a PnP serial port, 00:05, on serial, which a parallel-port
+# driver, parport_pc, may also claim; PnP has no driver_override.
 pnp_setup() {
 	fake_driver pnp serial 'match=*'
 	fake_driver pnp parport_pc 'match=*'
@@ -751,12 +927,35 @@ bus/pci/drivers/pci-stub/bind $E1000 -> ok"
 SERIAL_TO_PARPORT="bus/pnp/drivers/serial/unbind 00:05 -> ok
 bus/pnp/drivers/parport_pc/bind 00:05 -> ok"
 
-# Followers (-f): started, waited for, ended, and the devices they move.
+# good_rule_applies COMMAND [ARG...] <<EOF REFUSALS EOF: COMMAND, a
+# drvbind given bad rules and the good rule $E1000:pci-stub last, on
+# pci_stub_setup's tree, exits 1, saying REFUSALS and then the NIC's
+# move; nic_stubbed. Every refusal leaves the good rule applied.
+good_rule_applies() {
+	local refused
+	refused=$(cat)
+	run_says 1 "$refused
+drvbind: pci/$E1000: e1000 -> pci-stub" "$@"
+	nic_stubbed
+}
 
-# follow ARGS...: drvbind -f in the background on this test's tree, its
-# output in $FAKE/follow.out; FOLLOW_PID is drvbind's pid. It gets
-# NOTIFY_SOCKET only as $NOTIFY (whatever runs the suite may have one),
-# and runs in $FOLLOW_DIR with fd 5 open on $FOLLOW_FD5 where they are set.
+# nic_stubbed: the NIC on pci-stub, and the write log its one move off
+# e1000 (E1000_TO_STUB) alone: how every test of a rule that takes the
+# NIC on e1000 to pci-stub ends, whatever else drvbind was given.
+nic_stubbed() {
+	assert_driver pci "$E1000" pci-stub && assert_log <<<"$E1000_TO_STUB"
+}
+
+# Followers (-f): started, waited for, ended, and the devices they move.
+# A follower is a background process of the test's shell: FOLLOW_PID,
+# its output in $FAKE/follow.out, ended at teardown.
+
+# follow [ARG...]: drvbind -f ARG... in the background on this test's
+# tree, as drvbind runs it, its output in $FAKE/follow.out; FOLLOW_PID is
+# drvbind's pid. It gets NOTIFY_SOCKET only as $NOTIFY (whatever runs the
+# suite may have one), and runs in $FOLLOW_DIR with fd 5 open on
+# $FOLLOW_FD5 where they are set. Returns once the follower's first pass
+# is over (follow_ready), 1 if it never is.
 follow() {
 	(
 		[[ -z ${FOLLOW_DIR-} ]] || cd "$FOLLOW_DIR" || exit 1
@@ -770,7 +969,24 @@ follow() {
 	follow_ready
 }
 
-# follow_ready: the first pass is over: the follower has its signalfd
+# follow_bg: drvbind -b as at boot, with this test's command line (where
+# drvbind.follow=1 makes its child a follower); the parent's exit status
+# is follow_bg's. stdout goes to $FAKE/bg.out, stderr, which the child
+# keeps, to $FAKE/follow.out: a file, not bats's pipe, which would wait
+# for the child. FOLLOW_PID is then the child: the one process with this
+# test's command line, ended at teardown. The environment is the
+# caller's (NOTIFY_SOCKET=... follow_bg).
+follow_bg() {
+	local st=0
+	fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" \
+		-s "$FAKE/follow.sock" -b </dev/null >"$FAKE/bg.out" 2>"$FAKE/follow.out" 3>&- || st=$?
+	FOLLOW_PID=$(pgrep -f -- "-k $FAKE/cmdline")
+	echo "$FOLLOW_PID" >>"$FAKE/pids"
+	return "$st"
+}
+
+# follow_ready: the first pass of the follower FOLLOW_PID is over: it has
+# its signalfd (wait_signalfd, 5 s at most); 1, with what it said, if not
 follow_ready() {
 	wait_signalfd "$FOLLOW_PID" && return 0
 	echo "drvbind -f did not start following; it said:"
@@ -778,11 +994,26 @@ follow_ready() {
 	return 1
 }
 
-# follow_end: SIGTERM, and its exit status in FOLLOW_STATUS
+# follow_end: SIGTERM to the follower FOLLOW_PID (follow's, a child of
+# this shell), and its exit status in FOLLOW_STATUS once it has ended
 follow_end() {
 	kill -TERM "$FOLLOW_PID"
 	FOLLOW_STATUS=0
 	wait "$FOLLOW_PID" || FOLLOW_STATUS=$?
+}
+
+# follow_term: SIGTERM to a follower that is not this shell's child
+# (follow_bg's), and the follower gone within 5 s
+follow_term() {
+	local i
+	kill -TERM "$FOLLOW_PID"
+	for ((i = 0; i < 500; i++)); do
+		kill -0 "$FOLLOW_PID" 2>/dev/null || return 0
+		sleep 0.01
+	done
+	echo "the follower $FOLLOW_PID did not end on SIGTERM; it said:"
+	cat "$FAKE/follow.out"
+	return 1
 }
 
 # follow_end_ok: follow_end, and the follower ended with status 0
@@ -807,15 +1038,18 @@ follow_said() {
 	assert_output_is "$@"
 }
 
-# stopped CMD...: CMD with drvbind stopped, so that it wakes on the state
-# after all of it (the uevents wait on its socket)
+# stopped COMMAND [ARG...]: COMMAND with the follower stopped (SIGSTOP,
+# then SIGCONT), so that it wakes on the state after all of it (the
+# uevents wait on its socket): several kernel steps seen as one
 stopped() {
 	kill -STOP "$FOLLOW_PID"
 	"$@"
 	kill -CONT "$FOLLOW_PID"
 }
 
-# until_driver B ID D: the device is on D (none: unbound) within 5 s
+# until_driver B ID D|none: device ID of bus B is on driver D, or on
+# none, within 5 s; otherwise 1, with what the follower said and the
+# write log
 until_driver() {
 	local i got
 	for ((i = 0; i < 500; i++)); do
@@ -830,11 +1064,39 @@ until_driver() {
 	return 1
 }
 
-# replug B ID [fake_device's ARGs...]: fake_unplug, then fake_plug, each
-# with the follower stopped
+# replug B ID [fake_device's ARGs...]: device ID of bus B unplugged
+# (fake_unplug), then plugged as a new device made with ARGs (fake_plug),
+# each with the follower stopped: a PCI remove and rescan, a USB
+# interface made anew
 replug() {
 	stopped fake_unplug "$1" "$2"
 	stopped fake_plug "$@"
+}
+
+# nic_replugged D: the NIC replugged (replug: a PCI remove and rescan,
+# the new device with driver_override) under the follower, and on D
+# within 5 s
+nic_replugged() {
+	replug pci "$E1000" override && until_driver pci "$E1000" "$1"
+}
+
+# nic_followed: pci_stub_setup, and a follower of the rule that takes the
+# NIC to pci-stub, which it has done
+nic_followed() {
+	pci_stub_setup
+	follow "pci/$E1000:pci-stub"
+	until_driver pci "$E1000" pci-stub
+}
+
+# nic_moved_again: the NIC, on pci-stub by nic_followed's follower,
+# replugged: the follower moves it again, and ends with status 0 having
+# said those two moves alone
+nic_moved_again() {
+	nic_replugged pci-stub
+	follow_said <<-EOF
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
 }
 
 # idle: without a fork (but the first time, for the socket), the follower
@@ -853,7 +1115,8 @@ idle() {
 }
 
 # follow_placed [NAME]: the follower listens at NAME, a path or the
-# abstract @drvbind-follow (default), the last place it takes
+# abstract @drvbind-follow (default), the last place it takes, within
+# 5 s (/proc/net/unix); otherwise 1, with what it said
 follow_placed() {
 	local name=${1:-@drvbind-follow} i f
 	for ((i = 0; i < 500; i++)); do
@@ -870,10 +1133,12 @@ follow_placed() {
 	return 1
 }
 
-# Assertions print expected and actual on failure.
+# Assertions: each returns 1 on failure, having printed what it expected
+# and what it found, for bats to show under the failed test.
 
-# assert_driver B ID D|none: the driver link and its reverse, in the
-# kernel's shapes, and no other driver holding the device
+# assert_driver B ID D|none: device ID of bus B is on driver D, or on
+# none: its driver link and D's link back, in the kernel's shapes, read
+# through the mount, and no other driver of B holding a link to it
 assert_driver() {
 	local bus=$1 id=$2 want=$3 t dev up got l bad=0
 	t=$(readlink "$SYS/bus/$bus/devices/$id") || {
@@ -913,7 +1178,8 @@ assert_driver() {
 	return $bad
 }
 
-# assert_log <<EOF ... EOF: the whole write log, in order
+# assert_log <<EOF ... EOF: the whole write log ($FAKE/log) is stdin
+# exactly, in order; the difference shown when not
 assert_log() {
 	local want
 	want=$(cat)
@@ -924,6 +1190,19 @@ assert_log() {
 	fi
 }
 
+# vfio_writes BIND...: the write log of a move of pci_setup's NIC to
+# vfio-pci up to its binds: the override, e1000's unbind, then one bind
+# of vfio-pci for each BIND, the answer it got (ok, EBUSY, ...). For
+# assert_log, with what the test's case writes after them.
+vfio_writes() {
+	local b
+	printf '%s\n' "$E1000_DEV/driver_override vfio-pci -> ok" \
+		"bus/pci/drivers/e1000/unbind $E1000 -> ok"
+	for b; do
+		printf '%s\n' "bus/pci/drivers/vfio-pci/bind $E1000 -> $b"
+	done
+}
+
 # assert_rollback_log BIND [REBIND]: the whole write log of a move of
 # pci_setup's NIC to vfio-pci whose bind answered BIND, and of the
 # rollback after it: the override cleared, then e1000's bind, which
@@ -931,25 +1210,63 @@ assert_log() {
 # each test names only the answers that differ.
 assert_rollback_log() {
 	assert_log <<-EOF
-	$E1000_DEV/driver_override vfio-pci -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/vfio-pci/bind $E1000 -> $1
+	$(vfio_writes "$1")
 	$E1000_DEV/driver_override \\n -> ok
 	bus/pci/drivers/e1000/bind $E1000 -> ${2:-ok}
 	EOF
 }
 
-# override_is VALUE: the NIC's driver_override now, which a move leaves
-# set and a rollback clears, read back through the mount.
-override_is() {
+# rollback_refused PROBE ERR BIND MESSAGE: a move of pci_setup's NIC to a
+# vfio-pci that takes any device and whose probe answers PROBE
+# (fake_driver's probe=), while every write to e1000's bind fails with
+# ERR: exit 1 and MESSAGE, the rollback's write log (assert_rollback_log
+# BIND ERR), and the NIC left unbound with its override cleared. Both
+# failures are reported, the rollback's with its own step.
+rollback_refused() {
+	pci_setup match=* "probe=$1"
+	fake_fault bus/pci/drivers/e1000/bind "$2" always
+	run_says 1 "$4" drvbind "pci/$E1000:vfio-pci"
+	assert_rollback_log "$3" "$2"
+	nic_is none "(null)"
+}
+
+# stub_taught_writes [REMOVE_ID]: the whole write log of a move of
+# pci_new_id_setup's NIC to pci-stub: e1000's unbind, pci-stub's bind
+# refused (ENODEV: the id is not in its table), the id written to
+# new_id, which binds it, then to remove_id, which answered REMOVE_ID
+# (ok when not given).
+stub_taught_writes() {
+	printf '%s\n' "bus/pci/drivers/e1000/unbind $E1000 -> ok" \
+		"bus/pci/drivers/pci-stub/bind $E1000 -> ENODEV" \
+		"bus/pci/drivers/pci-stub/new_id 8086 100e -> ok" \
+		"bus/pci/drivers/pci-stub/remove_id 8086 100e -> ${1:-ok}"
+}
+
+# override_of B ID VALUE: B/ID's driver_override now, which a move
+# leaves set and a rollback clears, read back through the mount
+# ("(null)" when clear), is VALUE
+override_of() {
 	local got
-	got=$(cat "$SYS/bus/pci/devices/$E1000/driver_override")
-	[[ $got == "$1" ]] && return 0
-	echo "driver_override: expected '$1', got '$got'"
+	got=$(cat "$SYS/bus/$1/devices/$2/driver_override")
+	[[ $got == "$3" ]] && return 0
+	echo "$1/$2's driver_override: expected '$3', got '$got'"
 	return 1
 }
 
-# log_has LINE: one exact line in the write log
+# override_is VALUE: the NIC's (override_of pci $E1000 VALUE)
+override_is() {
+	override_of pci "$E1000" "$1"
+}
+
+# nic_is D|none VALUE: the NIC ($E1000) on driver D, or on none, as
+# assert_driver sees it, and its driver_override VALUE (override_is):
+# where a move or its rollback left it.
+nic_is() {
+	assert_driver pci "$E1000" "$1" && override_is "$2"
+}
+
+# log_has LINE: LINE is one whole line of the write log, wherever it is
+# (for a log whose order the test does not fix); the log shown when not
 log_has() {
 	grep -Fxq -- "$1" "$FAKE/log" && return 0
 	echo "write log lacks: $1"
@@ -958,7 +1275,8 @@ log_has() {
 	return 1
 }
 
-# assert_output_is TEXT (or stdin): $output exactly
+# assert_output_is [TEXT]: $output (bats's run) is TEXT exactly, or
+# stdin without TEXT; the difference shown when not
 assert_output_is() {
 	local want
 	if (($#)); then want=$1; else want=$(cat); fi
@@ -968,4 +1286,22 @@ assert_output_is() {
 			tail -n +3
 		return 1
 	fi
+}
+
+# run_says STATUS TEXT|- COMMAND [ARG...]: bats's run of COMMAND (it sets
+# $status and $output), which must exit with STATUS and say TEXT exactly,
+# or what stdin holds when TEXT is -. The most common three lines of the
+# suite in one, and a failure names the status, expected and actual,
+# beside the output's difference.
+run_says() {
+	local want_status=$1 want=$2 bad=0
+	shift 2
+	[[ $want != - ]] || want=$(cat)
+	run "$@"
+	if [[ $status != "$want_status" ]]; then
+		echo "exit status $status, expected $want_status"
+		bad=1
+	fi
+	assert_output_is "$want" || bad=1
+	return "$bad"
 }

@@ -49,6 +49,17 @@ resolve() {
 	run --separate-stderr sh "$TOP/initramfs/modules.sh" -b "$KDIR" "$@" "$KVER"
 }
 
+# resolves MODULES MESSAGES ARG...: resolve ARG..., which exits 0, and
+# prints the modules MODULES, one a line, on stdout and MESSAGES on stderr
+resolves() {
+	local modules=$1 messages=$2
+	shift 2
+	resolve "$@"
+	[ "$status" -eq 0 ]
+	is modules "$output" "$modules"
+	is messages "$stderr" "$messages"
+}
+
 is() {
 	[[ $2 == "$3" ]] && return 0
 	echo "$1: expected '$3', got '$2'"
@@ -121,32 +132,23 @@ drvbind: vfio-pci: adding module vfio-pci"
 @test "the resolver maps rules from the config and the command line to their drivers' modules, each once" {
 	printf '# a comment\n  pci/0000:00:05.0:pci-stub  \ndrvbind.timeout=3\ndrvbind=0000:00:06.0:vfio-pci\n\n0000:00:07.0:none\n' >"$T/conf"
 	printf 'ro quiet drvbind=1-1:1.0:usb-storage drvbind=0000:00:08.0:pci-stub drvbind.timeout=5\n' >"$T/cmd"
-	resolve -c "$T/conf" -k "$T/cmd" -r "$T/nosys"
-	[ "$status" -eq 0 ]
-	is modules "$output" "pci-stub
+	resolves "pci-stub
 vfio-pci
-usb-storage"
-	is messages "$stderr" "drvbind: pci-stub: adding module pci-stub
+usb-storage" "drvbind: pci-stub: adding module pci-stub
 drvbind: vfio-pci: adding module vfio-pci
-drvbind: usb-storage: adding module usb-storage"
+drvbind: usb-storage: adding module usb-storage" -c "$T/conf" -k "$T/cmd" -r "$T/nosys"
 }
 
 @test "no config and no rules on the command line: the resolver adds nothing and says nothing" {
 	echo "BOOT_IMAGE=/vmlinuz ro quiet drvbind.timeout=5" >"$T/cmd"
-	resolve -c "$T/none" -k "$T/cmd" -r "$T/nosys"
-	[ "$status" -eq 0 ]
-	is modules "$output" ""
-	is messages "$stderr" ""
+	resolves "" "" -c "$T/none" -k "$T/cmd" -r "$T/nosys"
 }
 
 @test "a driver whose module cannot be found is named and left out; a built-in one needs none" {
 	printf '0000:00:05.0:nosuch-drv\nserio0:atkbd\n0000:00:06.0:e1000\n' >"$T/conf"
-	resolve -c "$T/conf" -k "$T/none" -r "$T/nosys"
-	[ "$status" -eq 0 ]
-	is modules "$output" "e1000"
-	is messages "$stderr" "drvbind: nosuch-drv: no module found for $KVER; not added
+	resolves "e1000" "drvbind: nosuch-drv: no module found for $KVER; not added
 drvbind: atkbd: built into $KVER, no module needed
-drvbind: e1000: adding module e1000"
+drvbind: e1000: adding module e1000" -c "$T/conf" -k "$T/none" -r "$T/nosys"
 }
 
 @test "a quoted rule on the command line gives its whole driver name, found through the registered driver's module link" {
@@ -155,12 +157,9 @@ drvbind: e1000: adding module e1000"
 	mkdir -p "$T/sys/bus/usb/drivers/RSI-USB WLAN" "$T/sys/module/rsi_usb"
 	ln -s ../../../../module/rsi_usb "$T/sys/bus/usb/drivers/RSI-USB WLAN/module"
 	printf 'ro "drvbind=1-1:1.0:RSI-USB WLAN" drvbind="pci/0000:00:05.0:vfio-pci" quiet\n' >"$T/cmd"
-	resolve -c "$T/none" -k "$T/cmd" -r "$T/sys"
-	[ "$status" -eq 0 ]
-	is modules "$output" "rsi_usb
-vfio-pci"
-	is messages "$stderr" "drvbind: RSI-USB WLAN: adding module rsi_usb
-drvbind: vfio-pci: adding module vfio-pci"
+	resolves "rsi_usb
+vfio-pci" "drvbind: RSI-USB WLAN: adding module rsi_usb
+drvbind: vfio-pci: adding module vfio-pci" -c "$T/none" -k "$T/cmd" -r "$T/sys"
 }
 
 @test "a driver name differing from its module's by '-' and '_' is still resolved, and rules after a bare -- are not rules" {
@@ -175,11 +174,8 @@ drvbind: vfio-pci: adding module vfio-pci"
 	echo 'pci/0000:00:05.0:pci-stub' >"$T/conf"
 	echo 'ro drvbind=0000:00:06.0:vfio-pci' >"$T/cmd"
 	chown 65534 "$T/conf"
-	resolve -c "$T/conf" -k "$T/cmd" -r "$T/nosys"
-	[ "$status" -eq 0 ]
-	is modules "$output" "vfio-pci"
-	is messages "$stderr" "drvbind: $T/conf: owned by uid 65534, not by root; not read
-drvbind: vfio-pci: adding module vfio-pci"
+	resolves "vfio-pci" "drvbind: $T/conf: owned by uid 65534, not by root; not read
+drvbind: vfio-pci: adding module vfio-pci" -c "$T/conf" -k "$T/cmd" -r "$T/nosys"
 	chown 0 "$T/conf"
 	for mode in 0664 0646; do
 		chmod "$mode" "$T/conf"
@@ -191,11 +187,8 @@ drvbind: vfio-pci: adding module vfio-pci"
 	done
 	# a FIFO would hold the build up
 	mkfifo "$T/fifo"
-	resolve -c "$T/fifo" -k "$T/cmd" -r "$T/nosys"
-	[ "$status" -eq 0 ]
-	is modules "$output" "vfio-pci"
-	is messages "$stderr" "drvbind: $T/fifo: not a regular file; not read
-drvbind: vfio-pci: adding module vfio-pci"
+	resolves "vfio-pci" "drvbind: $T/fifo: not a regular file; not read
+drvbind: vfio-pci: adding module vfio-pci" -c "$T/fifo" -k "$T/cmd" -r "$T/nosys"
 	chmod 0644 "$T/conf"
 	resolve -c "$T/conf" -k "$T/cmd" -r "$T/nosys"
 	[ "$status" -eq 0 ]
@@ -332,6 +325,37 @@ systemctl_stub -q --root $T/initdir enable drvbind.service"
 	grep -qx 'WantedBy=sysinit.target' "$u"
 }
 
+# conf_edges EDGE BAD MODE CONF BIN: the config file through a real
+# build, EDGE (dracut_edge or mkinitramfs_edge), three times, the build
+# host's command line naming vfio-pci: owned by nobody (image owner),
+# root's with MODE (image BAD), root's 0644 (image root). The first two
+# stay out, each build saying why (refused), and so does the module of
+# the config's rule, pci-stub, while drvbind and vfio-pci's module go
+# in; the third goes in with pci-stub's module. CONF and BIN are the
+# regular expressions for the config and the binary in the builder's
+# listing (NAME.files).
+conf_edges() {
+	local edge=$1 bad=$2 n
+	echo 'BOOT_IMAGE=/vmlinuz ro drvbind=0000:00:06.0:vfio-pci' >"$T/cmdline"
+	conf_as 65534 0644
+	"$edge" owner
+	conf_as 0 "$3"
+	"$edge" "$bad"
+	conf_as 0 0644
+	"$edge" root
+	is owner "$(grep '^drvbind:' "$T/owner.log")" "$(refused 'owned by uid 65534, not by root')"
+	is "$bad" "$(grep '^drvbind:' "$T/$bad.log")" "$(refused 'writable by group or others')"
+	for n in owner "$bad"; do
+		! grep -q "$4" "$T/$n.files" || false
+		! grep -q '/pci-stub\.ko$' "$T/$n.files" || false
+		grep -q '/vfio-pci\.ko$' "$T/$n.files"
+		grep -q "$5" "$T/$n.files"
+	done
+	is root "$(grep '^drvbind:' "$T/root.log")" "drvbind: pci-stub: adding module pci-stub
+drvbind: vfio-pci: adding module vfio-pci"
+	grep -q '/pci-stub\.ko$' "$T/root.files"
+}
+
 # dracut_edge NAME: a real dracut image of drvbind's module alone, with
 # the staged module, the config in $T/etc, the build host's command line
 # $T/cmdline; its log in $T/NAME.log, its listing in $T/NAME.files.
@@ -346,25 +370,8 @@ dracut_edge() {
 }
 
 @test "a real dracut build leaves out a config file that another user owns or others may write and says why; a root-owned 0644 one goes in" {
-	echo 'BOOT_IMAGE=/vmlinuz ro drvbind=0000:00:06.0:vfio-pci' >"$T/cmdline"
-	conf_as 65534 0644
-	dracut_edge owner
-	conf_as 0 0646
-	dracut_edge others
-	conf_as 0 0644
-	dracut_edge root
-	is owner "$(grep '^drvbind:' "$T/owner.log")" "$(refused 'owned by uid 65534, not by root')"
-	is others "$(grep '^drvbind:' "$T/others.log")" "$(refused 'writable by group or others')"
-	for n in owner others; do
-		! grep -q ' etc/drvbind\.conf$' "$T/$n.files" || false
-		! grep -q '/pci-stub\.ko$' "$T/$n.files" || false
-		grep -q '/vfio-pci\.ko$' "$T/$n.files"
-		grep -q ' usr/sbin/drvbind$' "$T/$n.files"
-	done
-	is root "$(grep '^drvbind:' "$T/root.log")" "drvbind: pci-stub: adding module pci-stub
-drvbind: vfio-pci: adding module vfio-pci"
+	conf_edges dracut_edge others 0646 ' etc/drvbind\.conf$' ' usr/sbin/drvbind$'
 	grep -qE '^-rw-r--r-- +1 root +root .* etc/drvbind\.conf$' "$T/root.files"
-	grep -q '/pci-stub\.ko$' "$T/root.files"
 }
 
 # mkinitcpio_harness [systemd]: install/drvbind sourced by bash with
@@ -493,23 +500,6 @@ mkinitramfs_edge() {
 }
 
 @test "a real mkinitramfs build leaves out a config file that another user owns or group may write and says why; a root-owned 0644 one goes in" {
-	echo 'BOOT_IMAGE=/vmlinuz ro drvbind=0000:00:06.0:vfio-pci' >"$T/cmdline"
-	conf_as 65534 0644
-	mkinitramfs_edge owner
-	conf_as 0 0664
-	mkinitramfs_edge group
-	conf_as 0 0644
-	mkinitramfs_edge root
-	is owner "$(grep '^drvbind:' "$T/owner.log")" "$(refused 'owned by uid 65534, not by root')"
-	is group "$(grep '^drvbind:' "$T/group.log")" "$(refused 'writable by group or others')"
-	for n in owner group; do
-		! grep -q 'etc/drvbind\.conf' "$T/$n.files" || false
-		! grep -q '/pci-stub\.ko$' "$T/$n.files" || false
-		grep -q '/vfio-pci\.ko$' "$T/$n.files"
-		grep -qx 'usr/sbin/drvbind' "$T/$n.files"
-	done
-	is root "$(grep '^drvbind:' "$T/root.log")" "drvbind: pci-stub: adding module pci-stub
-drvbind: vfio-pci: adding module vfio-pci"
+	conf_edges mkinitramfs_edge group 0664 'etc/drvbind\.conf' '^usr/sbin/drvbind$'
 	lsinitramfs -l "$T/root.img" | grep -qE '^-rw-r--r-- +1 root +root .* etc/drvbind\.conf$'
-	grep -q '/pci-stub\.ko$' "$T/root.files"
 }

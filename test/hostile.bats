@@ -71,12 +71,10 @@ assert_confined() {
 }
 
 @test "absolute paths and bare dot names in bus, device and driver are refused by name and nothing outside the root is written" {
-	run traced -t 0 "/sys/bus/pci/devices/$E1000:pci-stub" "pci//$E1000:pci-stub" \
+	good_rule_applies traced -t 0 "/sys/bus/pci/devices/$E1000:pci-stub" "pci//$E1000:pci-stub" \
 		"$E1000:/bin/sh" "$E1000:/proc/sys/kernel/core_pattern" "./$E1000:pci-stub" \
 		"pci/..:pci-stub" "..:pci-stub" "$E1000:.." "$E1000:." "..../$E1000:pci-stub" \
-		"pci/$E1000:pci-stub"
-	[ "$status" -eq 1 ]
-	assert_output_is <<-EOF
+		"pci/$E1000:pci-stub" <<-EOF
 	drvbind: bad rule "/sys/bus/pci/devices/$E1000:pci-stub": empty bus
 	drvbind: bad rule "pci//$E1000:pci-stub": '/' in device
 	drvbind: bad rule "$E1000:/bin/sh": '/' in driver
@@ -87,10 +85,7 @@ assert_confined() {
 	drvbind: bad rule "$E1000:..": '..' in driver
 	drvbind: bad rule "$E1000:.": '.' as driver
 	drvbind: bad rule "..../$E1000:pci-stub": '..' in bus
-	drvbind: pci/$E1000: e1000 -> pci-stub
 	EOF
-	assert_driver pci "$E1000" pci-stub
-	assert_log <<<"$E1000_TO_STUB"
 	assert_confined
 }
 
@@ -134,9 +129,7 @@ assert_confined() {
 	local long
 	long=/$(printf 'p%.0s' {1..600})
 	fake_cmdline "drvbind.modprobe=$long drvbind.init=$long drvbind=$E1000:pci-stub drvbind=0000:00:09.0:nosuch"
-	run traced -t 0
-	[ "$status" -eq 1 ]
-	assert_output_is <<-EOF
+	run_says 1 - traced -t 0 <<-EOF
 	drvbind: bad "drvbind.modprobe"="${long:0:80}"...: path too long
 	drvbind: bad "drvbind.init"="${long:0:80}"...: path too long
 	drvbind: pci/$E1000: e1000 -> pci-stub
@@ -152,9 +145,7 @@ assert_confined() {
 		printf 'x%.0s' {1..5000}
 		printf '\n%s:pci-stub\npnp/00:05:parport_pc\0pnp/00:05:serial\n' "$E1000"
 	} >"$FAKE/conf"
-	run traced -t 0
-	[ "$status" -eq 1 ]
-	assert_output_is <<-EOF
+	run_says 1 - traced -t 0 <<-EOF
 	drvbind: $FAKE/conf: NUL byte at offset $((5000 + 1 + ${#E1000} + 10 + 20)); the rest is ignored
 	drvbind: $FAKE/conf:1: bad rule "$(printf 'x%.0s' {1..80})"...: rule too long
 	drvbind: $FAKE/cmdline: NUL byte at offset 0; the rest is ignored
@@ -177,9 +168,7 @@ assert_confined() {
 	} >"$FAKE/conf"
 	[ "$(wc -c <"$FAKE/conf")" -gt 8192 ]
 	fake_cmdline "drvbind=$E1000:pci-stub"
-	run traced -t 0
-	[ "$status" -eq 1 ]
-	assert_output_is <<-EOF
+	run_says 1 - traced -t 0 <<-EOF
 	drvbind: $FAKE/conf: longer than 8192 bytes; not read
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	EOF
@@ -207,16 +196,13 @@ assert_confined() {
 	# the 64th device's rule is the first refused
 	[[ ${lines[0]} == 'drvbind: bad rule "0000:10:07.7:pci-stub": more than 64 rules' ]]
 	grep -qx "drvbind: pci/$E1000: e1000 -> pci-stub" <<<"$output"
-	assert_driver pci "$E1000" pci-stub
-	assert_log <<<"$E1000_TO_STUB"
+	nic_stubbed
 	assert_confined
 }
 
 @test "timeouts that would wrap an integer are refused as more than a day, on the command line and with -t" {
 	fake_cmdline "drvbind.timeout=4294967296 drvbind.timeout=18446744073709551616 drvbind.timeout=+5 drvbind.timeout=0x10 drvbind.timeout=0086400 drvbind=$E1000:pci-stub"
-	run traced -t 0
-	[ "$status" -eq 1 ]
-	assert_output_is <<-EOF
+	run_says 1 - traced -t 0 <<-EOF
 	drvbind: bad "drvbind.timeout"="4294967296": more than a day
 	drvbind: bad "drvbind.timeout"="18446744073709551616": more than a day
 	drvbind: bad "drvbind.timeout"="+5": not a whole number of seconds
@@ -232,8 +218,7 @@ assert_confined() {
 	run traced -t -1 "$E1000:e1000"
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "drvbind: -t: not a whole number of seconds" ]
-	assert_driver pci "$E1000" pci-stub
-	assert_log <<<"$E1000_TO_STUB"
+	nic_stubbed
 	assert_confined
 }
 
@@ -241,11 +226,9 @@ assert_confined() {
 	fake_driver pci e1000 'match=*'
 	fake_driver pci pci-stub 'match=*'
 	fake_device pci "$E1000" driver=e1000 override vendor=0x8086
-	run traced -t 0 "pci/*,../../../../etc/passwd=*:pci-stub" "pci/*,driver/unbind=*:pci-stub" \
+	run_says 1 - traced -t 0 "pci/*,../../../../etc/passwd=*:pci-stub" "pci/*,driver/unbind=*:pci-stub" \
 		"pci/*,/etc/shadow=*:pci-stub" "*:pci-stub" "pci/*,driver=*:pci-stub" "pci/*,subsystem=*:pci-stub" \
-		"pci/*,.=*:pci-stub" "pci/**?*?**,vendor=0x8*6:pci-stub"
-	[ "$status" -eq 1 ]
-	assert_output_is <<-EOF
+		"pci/*,.=*:pci-stub" "pci/**?*?**,vendor=0x8*6:pci-stub" <<-EOF
 	drvbind: bad rule "pci/*,../../../../etc/passwd=*:pci-stub": '..' in device
 	drvbind: bad rule "pci/*,driver/unbind=*:pci-stub": '/' in device
 	drvbind: bad rule "pci/*,/etc/shadow=*:pci-stub": '/' in device
@@ -255,7 +238,6 @@ assert_confined() {
 	drvbind: pci/*,.=*: device not found (waited 0 s)
 	drvbind: pci/**?*?**,vendor=0x8*6: $E1000 on pci-stub
 	EOF
-	assert_driver pci "$E1000" pci-stub
-	assert_log <<<"$E1000_TO_STUB"
+	nic_stubbed
 	assert_confined
 }

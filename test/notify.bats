@@ -385,19 +385,11 @@ s6_said() {
 	fake_cmdline "drvbind=pci/$E1000:pci-stub drvbind.follow=1"
 	NOTIFY=$FAKE/notify.sock
 	notify_listen "$NOTIFY"
-	# the child keeps stderr: a file, not bats' pipe, which would wait for it
-	NOTIFY_SOCKET=$NOTIFY fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" \
-		-m "$FAKE/modprobe" -s "$FAKE/follow.sock" -b </dev/null >"$FAKE/bg.out" 2>"$FAKE/follow.out" 3>&-
-	FOLLOW_PID=$(pgrep -f -- "-k $FAKE/cmdline")
-	echo "$FOLLOW_PID" >>"$FAKE/pids"
+	NOTIFY_SOCKET=$NOTIFY follow_bg
 	wait_signalfd "$FOLLOW_PID"
 	waits_quietly
 	assert_driver pci "$E1000" pci-stub
-	kill -TERM "$FOLLOW_PID"
-	for ((i = 0; i < 500; i++)); do
-		kill -0 "$FOLLOW_PID" 2>/dev/null || break
-		sleep 0.01
-	done
+	follow_term
 	notify_is ''
 	run cat "$FAKE/follow.out"
 	assert_output_is <<-EOF

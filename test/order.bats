@@ -7,9 +7,6 @@
 
 load helper
 
-USB_IF=1-1:1.0
-USB_IF_DEV=devices/pci0000:00/0000:00:1d.7/usb1/1-1/$USB_IF
-
 # names in a driver's directory through the mount, on one line
 drv_ls() {
 	local names
@@ -30,12 +27,6 @@ uevents_now() {
 	}
 	fake_uevents | grep -v '^change@/fake/mark'
 	return 0
-}
-
-# a USB stick's device and its one interface, unbound
-usb_stick() {
-	fake_device usb 1-1 idVendor=0781 idProduct=5567
-	fake_device usb "$USB_IF" parent=1-1 class=08 "$@"
 }
 
 # write VALUE PATH: as a program that does not create files (open without

@@ -278,108 +278,114 @@ pciboot_uas() {
 # (registered meanwhile, already bound, or probing the new interface).
 # Every rule comes through a config file, so its outcome is logged as at
 # boot. After each none case the native driver is loaded once more,
-# drvbind gone (RUN.reload.*): it must not take the device.
+# drvbind gone (RUN.reload.*): it must not take the device. Each case is
+# one function of the suite ("" for 6.1's boots, "@SUITE" for the
+# kernel matrix's), the checks it shares with the others in
+# timing_case, pci_none, pci_move, usb_none and usb_move.
 
-pci_none_while() {
-	local b=pcitiming$1
-	booted "$b"
-	status_is "$b" nonewhile 0
-	has "$b" nonewhile.before.link "pci/0000:00:05.0 none"
-	has "$b" nonewhile.dmesg "<14>drvbind: pci/0000:00:05.0: already unbound"
-	has "$b" nonewhile.link "pci/0000:00:05.0 none"
-	has "$b" nonewhile.override "pci/0000:00:05.0 none"
-	# e1000 loaded again after drvbind exited
-	has "$b" nonewhile.reload.link "pci/0000:00:05.0 none"
+# timing_case BOOT RUN DEV BEFORE SAID: the case RUN of a timing boot ran
+# to its end, drvbind exited 0, DEV (BUS/ID) was on BEFORE (a driver,
+# none, or absent) when drvbind started, and drvbind said SAID of it, an
+# ERE (where the kernel decides whether drvbind looks before or after
+# the native probe, either message, never either outcome)
+timing_case() {
+	booted "$1"
+	status_is "$1" "$2" 0
+	has "$1" "$2.before.link" "$3 $4"
+	has_re "$1" "$2.dmesg" "<14>drvbind: ${3//./\\.}: ($5)"
+}
+
+# pci_none BOOT RUN ID BEFORE SAID: timing_case of the none case RUN on
+# the e1000 ID, which ends unbound, held by driver_override none, and
+# which e1000 loaded again after drvbind exited does not take
+pci_none() {
+	timing_case "$1" "$2" "pci/$3" "$4" "$5"
+	has "$1" "$2.link" "pci/$3 none"
+	has "$1" "$2.override" "pci/$3 none"
+	has "$1" "$2.reload.link" "pci/$3 none"
+}
+
+# pci_move BOOT RUN ID BEFORE SAID: timing_case of the move RUN of the
+# e1000 ID to pci-stub, which claims it and holds it, driver_override
+# kept on pci-stub
+pci_move() {
+	timing_case "$1" "$2" "pci/$3" "$4" "$5"
+	has "$1" "$2.dmesg" "<6>pci-stub $3: claimed by stub"
+	has "$1" "$2.link" "pci/$3 pci-stub"
+	has "$1" "$2.override" "pci/$3 pci-stub"
+}
+
+# usb_none BOOT RUN BEFORE SAID: timing_case of the none case RUN on the
+# stick's interface, which ends unbound with authorized 0; usb-storage
+# loaded again after drvbind exited is refused it, and it stays so
+usb_none() {
+	timing_case "$1" "$2" usb/2-1:1.0 "$3" "$4"
+	has "$1" "$2.link" "usb/2-1:1.0 none"
+	has "$1" "$2.authorized" 0
+	has "$1" "$2.reload.dmesg" "<3>usb-storage 2-1:1.0: Interface 0 is not authorized for usage"
+	has "$1" "$2.reload.link" "usb/2-1:1.0 none"
+	has "$1" "$2.reload.authorized" 0
+}
+
+# usb_move BOOT RUN BEFORE SAID: timing_case of the move RUN of the
+# stick's interface to usb-storage, which ends there, authorized
+usb_move() {
+	timing_case "$1" "$2" usb/2-1:1.0 "$3" "$4"
+	has "$1" "$2.link" "usb/2-1:1.0 usb-storage"
+	has "$1" "$2.authorized" 1
+}
+
+# The PCI cases: the e1000, the driver it had as drvbind started, what
+# drvbind said of it.
+pci_none_while() { pci_none "pcitiming$1" nonewhile 0000:00:05.0 none "already unbound"; }
+pci_move_while() { pci_move "pcitiming$1" movewhile 0000:00:06.0 none "none -> pci-stub"; }
+pci_none_before() { pci_none "pcitiming$1" nonebefore 0000:00:07.0 e1000 "e1000 -> none"; }
+pci_move_before() { pci_move "pcitiming$1" movebefore 0000:00:08.0 e1000 "e1000 -> pci-stub"; }
+
+pci_none_after() {
+	# an override written while e1000 probes the new device waits for
+	# that probe (the device lock) and does not undo it: the device
+	# must still end unbound
+	pci_none "pcitiming$1" noneafter 0000:00:0a.0 absent "already unbound|e1000 -> none"
+	# the rescan was 1 s in; the -t 6 deadline would be 6000 and more
+	within run "$(val "pcitiming$1" noneafter.ms)" 900 5000
+}
+
+pci_move_after() {
+	pci_move "pcitiming$1" moveafter 0000:00:0b.0 absent "(none|e1000) -> pci-stub"
+	within run "$(val "pcitiming$1" moveafter.ms)" 900 5000
 }
 
 @test "pci, none, e1000 loaded while drvbind waits: the unbound device is held by driver_override none at once, and e1000 never takes it" {
 	pci_none_while ""
 }
 
-pci_move_while() {
-	local b=pcitiming$1
-	booted "$b"
-	status_is "$b" movewhile 0
-	has "$b" movewhile.before.link "pci/0000:00:06.0 none"
-	has "$b" movewhile.dmesg "<6>pci-stub 0000:00:06.0: claimed by stub"
-	has "$b" movewhile.dmesg "<14>drvbind: pci/0000:00:06.0: none -> pci-stub"
-	has "$b" movewhile.link "pci/0000:00:06.0 pci-stub"
-	has "$b" movewhile.override "pci/0000:00:06.0 pci-stub"
-}
-
 @test "pci, move, e1000 loaded while drvbind waits: the unbound device goes to pci-stub at once, before e1000 comes" {
 	pci_move_while ""
-}
-
-pci_none_before() {
-	local b=pcitiming$1
-	booted "$b"
-	status_is "$b" nonebefore 0
-	has "$b" nonebefore.before.link "pci/0000:00:07.0 e1000"
-	has "$b" nonebefore.dmesg "<14>drvbind: pci/0000:00:07.0: e1000 -> none"
-	has "$b" nonebefore.link "pci/0000:00:07.0 none"
-	has "$b" nonebefore.override "pci/0000:00:07.0 none"
-	has "$b" nonebefore.reload.link "pci/0000:00:07.0 none"
 }
 
 @test "pci, none, e1000 bound before drvbind starts: unbound, and e1000 loaded again later does not take it back" {
 	pci_none_before ""
 }
 
-pci_move_before() {
-	local b=pcitiming$1
-	booted "$b"
-	status_is "$b" movebefore 0
-	has "$b" movebefore.before.link "pci/0000:00:08.0 e1000"
-	has "$b" movebefore.dmesg "<6>pci-stub 0000:00:08.0: claimed by stub"
-	has "$b" movebefore.dmesg "<14>drvbind: pci/0000:00:08.0: e1000 -> pci-stub"
-	has "$b" movebefore.link "pci/0000:00:08.0 pci-stub"
-}
-
 @test "pci, move, e1000 bound before drvbind starts: e1000 -> pci-stub" {
 	pci_move_before ""
-}
-
-pci_none_after() {
-	local b=pcitiming$1
-	booted "$b"
-	status_is "$b" noneafter 0
-	has "$b" noneafter.before.link "pci/0000:00:0a.0 absent"
-	has_re "$b" noneafter.dmesg "<14>drvbind: pci/0000:00:0a\.0: (already unbound|e1000 -> none)"
-	# an override written while e1000 probes the new device waits for
-	# that probe (the device lock) and does not undo it: the device
-	# must still end unbound
-	has "$b" noneafter.link "pci/0000:00:0a.0 none"
-	has "$b" noneafter.override "pci/0000:00:0a.0 none"
-	has "$b" noneafter.reload.link "pci/0000:00:0a.0 none"
-	# the rescan was 1 s in; the -t 6 deadline would be 6000 and more
-	within run "$(val "$b" noneafter.ms)" 900 5000
 }
 
 @test "pci, none, the device rescanned in while drvbind waits, e1000 loaded: it ends unbound, drvbind exits once it came" {
 	pci_none_after ""
 }
 
-pci_move_after() {
-	local b=pcitiming$1
-	booted "$b"
-	status_is "$b" moveafter 0
-	has "$b" moveafter.before.link "pci/0000:00:0b.0 absent"
-	has_re "$b" moveafter.dmesg "<14>drvbind: pci/0000:00:0b\.0: (none|e1000) -> pci-stub"
-	has "$b" moveafter.dmesg "<6>pci-stub 0000:00:0b.0: claimed by stub"
-	has "$b" moveafter.link "pci/0000:00:0b.0 pci-stub"
-	within run "$(val "$b" moveafter.ms)" 900 5000
-}
-
 @test "pci, move, the device rescanned in while drvbind waits, e1000 loaded: it ends on pci-stub, drvbind exits once it came" {
 	pci_move_after ""
 }
 
+# The USB cases: the driver the interface had as drvbind started, what
+# drvbind said of it, and what else each case shows.
+
 usb_move_while() {
 	local b=usbtiming$1
-	booted "$b"
-	status_is "$b" movewhile 0
-	has "$b" movewhile.before.link "usb/2-1:1.0 none"
+	usb_move "$b" movewhile none "none -> usb-storage"
 	# asked for once; the guest loads it 1 s in
 	is "modprobe requests" "$(count "$b" movewhile.modprobe "drvbind: modprobe -q -- usb-storage")" 1
 	has "$b" movewhile.stderr 'drvbind: write bus/usb/devices/2-1:1.0/authorized "0"'
@@ -387,101 +393,59 @@ usb_move_while() {
 	has "$b" movewhile.dmesg "<3>usb-storage 2-1:1.0: Interface 0 is not authorized for usage"
 	has "$b" movewhile.stderr 'drvbind: write bus/usb/devices/2-1:1.0/authorized "1"'
 	has "$b" movewhile.stderr 'drvbind: write bus/usb/drivers/usb-storage/bind "2-1:1.0"'
-	has "$b" movewhile.dmesg "<14>drvbind: usb/2-1:1.0: none -> usb-storage"
 	has "$b" movewhile.dmesg "<6>scsi host0: usb-storage 2-1:1.0"
-	has "$b" movewhile.link "usb/2-1:1.0 usb-storage"
-	has "$b" movewhile.authorized 1
+}
+
+usb_none_while() {
+	# usb-storage out and in again, drvbind gone: still refused
+	usb_none "usbtiming$1" nonewhile none "already unbound"
+	has "usbtiming$1" nonewhile.dmesg "<3>usb-storage 2-1:1.0: Interface 0 is not authorized for usage"
+}
+
+usb_move_before() {
+	usb_move "usbtiming$1" movebefore usb-storage "already on usb-storage"
+	! grep -q '^movebefore\.stderr drvbind: write ' "$QEMU_OUT/usbtiming$1/results"
+}
+
+usb_none_before() {
+	usb_none "usbtiming$1" nonebefore usb-storage "usb-storage -> none"
+	has "usbtiming$1" nonebefore.stderr 'drvbind: write bus/usb/devices/2-1:1.0/authorized "0"'
+}
+
+usb_none_after() {
+	usb_none "usbtiming$1" noneafter absent "usb-storage -> none|already unbound"
+	has "usbtiming$1" noneafter.dmesg "<6>usb 2-1: authorized to connect"
+	# the interface came 1 s in; the -t 8 deadline would be 8000 and more
+	within run "$(val "usbtiming$1" noneafter.ms)" 900 6000
+}
+
+usb_move_after() {
+	local new_id=
+	# 5.10's bind says ENODEV, not EBUSY, while usb-storage probes the
+	# interface: drvbind then teaches usb-storage the id it already had
+	[[ $1 != @bullseye ]] || new_id='( \(new_id "46f4 0001 08"\))?'
+	usb_move "usbtiming$1" moveafter absent "none -> usb-storage$new_id|already on usb-storage"
+	within run "$(val "usbtiming$1" moveafter.ms)" 900 6000
 }
 
 @test "usb, move to usb-storage registering while drvbind waits: the interface is held with authorized 0 (its probe refused), then authorized and bound" {
 	usb_move_while ""
 }
 
-usb_none_while() {
-	local b=usbtiming$1
-	booted "$b"
-	status_is "$b" nonewhile 0
-	has "$b" nonewhile.before.link "usb/2-1:1.0 none"
-	has "$b" nonewhile.dmesg "<14>drvbind: usb/2-1:1.0: already unbound"
-	has "$b" nonewhile.dmesg "<3>usb-storage 2-1:1.0: Interface 0 is not authorized for usage"
-	has "$b" nonewhile.link "usb/2-1:1.0 none"
-	has "$b" nonewhile.authorized 0
-	# usb-storage out and in again, drvbind gone: still refused
-	has "$b" nonewhile.reload.dmesg "<3>usb-storage 2-1:1.0: Interface 0 is not authorized for usage"
-	has "$b" nonewhile.reload.link "usb/2-1:1.0 none"
-	has "$b" nonewhile.reload.authorized 0
-}
-
 @test "usb, none, usb-storage loaded while drvbind waits: authorized 0 keeps it from the interface, then and after drvbind exited" {
 	usb_none_while ""
-}
-
-usb_move_before() {
-	local b=usbtiming$1
-	booted "$b"
-	status_is "$b" movebefore 0
-	has "$b" movebefore.before.link "usb/2-1:1.0 usb-storage"
-	has "$b" movebefore.dmesg "<14>drvbind: usb/2-1:1.0: already on usb-storage"
-	! grep -q '^movebefore\.stderr drvbind: write ' "$QEMU_OUT/$b/results"
-	has "$b" movebefore.link "usb/2-1:1.0 usb-storage"
-	has "$b" movebefore.authorized 1
 }
 
 @test "usb, move to usb-storage, bound before drvbind starts: already on usb-storage, nothing written" {
 	usb_move_before ""
 }
 
-usb_none_before() {
-	local b=usbtiming$1
-	booted "$b"
-	status_is "$b" nonebefore 0
-	has "$b" nonebefore.before.link "usb/2-1:1.0 usb-storage"
-	has "$b" nonebefore.stderr 'drvbind: write bus/usb/devices/2-1:1.0/authorized "0"'
-	has "$b" nonebefore.dmesg "<14>drvbind: usb/2-1:1.0: usb-storage -> none"
-	has "$b" nonebefore.link "usb/2-1:1.0 none"
-	has "$b" nonebefore.authorized 0
-	has "$b" nonebefore.reload.dmesg "<3>usb-storage 2-1:1.0: Interface 0 is not authorized for usage"
-	has "$b" nonebefore.reload.link "usb/2-1:1.0 none"
-	has "$b" nonebefore.reload.authorized 0
-}
-
 @test "usb, none, usb-storage bound before drvbind starts: authorized 0 unbinds it, and usb-storage loaded again after drvbind exited does not take it back" {
 	usb_none_before ""
 }
 
-usb_none_after() {
-	local b=usbtiming$1
-	booted "$b"
-	status_is "$b" noneafter 0
-	has "$b" noneafter.before.link "usb/2-1:1.0 absent"
-	has "$b" noneafter.dmesg "<6>usb 2-1: authorized to connect"
-	has_re "$b" noneafter.dmesg "<14>drvbind: usb/2-1:1\.0: (usb-storage -> none|already unbound)"
-	has "$b" noneafter.link "usb/2-1:1.0 none"
-	has "$b" noneafter.authorized 0
-	has "$b" noneafter.reload.dmesg "<3>usb-storage 2-1:1.0: Interface 0 is not authorized for usage"
-	has "$b" noneafter.reload.link "usb/2-1:1.0 none"
-	has "$b" noneafter.reload.authorized 0
-	# the interface came 1 s in; the -t 8 deadline would be 8000 and more
-	within run "$(val "$b" noneafter.ms)" 900 6000
-}
-
 @test "usb, none, the interface made anew while drvbind waits and probed by usb-storage: it ends unbound and stays so after drvbind exited" {
 	usb_none_after ""
-}
-
-usb_move_after() {
-	local b=usbtiming$1
-	booted "$b"
-	status_is "$b" moveafter 0
-	has "$b" moveafter.before.link "usb/2-1:1.0 absent"
-	# 5.10's bind says ENODEV, not EBUSY, while usb-storage probes the
-	# interface: drvbind then teaches usb-storage the id it already had
-	local new_id=
-	[[ $1 != @bullseye ]] || new_id='( \(new_id "46f4 0001 08"\))?'
-	has_re "$b" moveafter.dmesg "<14>drvbind: usb/2-1:1\.0: (none -> usb-storage$new_id|already on usb-storage)"
-	has "$b" moveafter.link "usb/2-1:1.0 usb-storage"
-	has "$b" moveafter.authorized 1
-	within run "$(val "$b" moveafter.ms)" 900 6000
 }
 
 @test "usb, move to usb-storage, the interface made anew while drvbind waits and probed by usb-storage: it ends on usb-storage" {

@@ -8,16 +8,9 @@
 
 load helper
 
-USB_IF=1-1:1.0
-USB_IF_DEV=devices/pci0000:00/0000:00:1d.7/usb1/1-1/$USB_IF
 SERIO_DEV=devices/platform/i8042/serio0
 
-# a USB stick's device and its one interface, unbound
-usb_stick() {
-	fake_device usb 1-1 idVendor=0781 idProduct=5567
-	fake_device usb "$USB_IF" parent=1-1 class=08 "$@"
-}
-
+# authorized_is 0|1: the interface's authorized, read through the mount
 authorized_is() {
 	local got
 	got=$(cat "$SYS/$USB_IF_DEV/authorized")
@@ -27,6 +20,28 @@ authorized_is() {
 	}
 }
 
+# interface_is D|none 0|1: the interface on driver D, or on none
+# (assert_driver), and its authorized (authorized_is)
+interface_is() {
+	assert_driver usb "$USB_IF" "$1" && authorized_is "$2"
+}
+
+# uas_refused BIND MESSAGE [OPTION...]: drvbind OPTIONs moving
+# stick_on_storage's interface to uas, whose bind answers BIND, fails
+# with MESSAGE, exit 1, and rolls back: usb-storage's unbind, the bind,
+# authorized put back to 1 as it was, usb-storage's bind; the interface
+# ends on usb-storage, authorized.
+uas_refused() {
+	run_says 1 "$2" drvbind "${@:3}" "usb/$USB_IF:uas"
+	interface_is usb-storage 1
+	assert_log <<-EOF
+	bus/usb/drivers/usb-storage/unbind $USB_IF -> ok
+	bus/usb/drivers/uas/bind $USB_IF -> $1
+	$USB_IF_DEV/authorized 1 -> ok
+	bus/usb/drivers/usb-storage/bind $USB_IF -> ok
+	EOF
+}
+
 @test "a move waits while the device's native driver is registering, and completes on that driver's add uevent" {
 	fake_driver pci pci-stub
 	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
@@ -34,27 +49,19 @@ authorized_is() {
 	fake_register pci e1000 "match=$E1000" steps=attach
 	assert_driver pci "$E1000" e1000
 	fake_later 0.5 fake_register_rest pci e1000
-	run drvbind -t 5 "pci/$E1000:pci-stub"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub"
+	run_says 0 "drvbind: pci/$E1000: e1000 -> pci-stub" drvbind -t 5 "pci/$E1000:pci-stub"
 	assert_driver pci "$E1000" pci-stub
 	# the override held the NIC while e1000 finished registering
-	assert_log <<-EOF
-	$E1000_DEV/driver_override pci-stub -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/pci-stub/bind $E1000 -> ok
-	EOF
+	assert_log <<<"$E1000_TO_STUB"
 }
 
 @test "a driver that never finishes registering fails the move at the deadline, and the device stays on it" {
 	fake_driver pci pci-stub
 	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
 	fake_register pci e1000 "match=$E1000" steps=attach
-	run drvbind -t 1 "pci/$E1000:pci-stub"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub failed at unbind: No such file or directory; back on e1000"
-	assert_driver pci "$E1000" e1000
-	override_is '(null)'
+	run_says 1 "drvbind: pci/$E1000: e1000 -> pci-stub failed at unbind: No such file or directory; back on e1000" \
+		drvbind -t 1 "pci/$E1000:pci-stub"
+	nic_is e1000 '(null)'
 }
 
 @test "none on a device whose driver is unregistering waits for its unbind, and names the driver it had" {
@@ -63,11 +70,8 @@ authorized_is() {
 	# bind and unbind are gone; the device is still bound
 	fake_unregister pci e1000 steps=unbind
 	fake_later 0.5 fake_unregister_rest pci e1000
-	run drvbind -t 5 "pci/$E1000:none"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> none"
-	assert_driver pci "$E1000" none
-	override_is none
+	run_says 0 "drvbind: pci/$E1000: e1000 -> none" drvbind -t 5 "pci/$E1000:none"
+	nic_is none none
 }
 
 @test "none on a device its native driver was probing as the override was written is seen bound, and unbound" {
@@ -75,11 +79,8 @@ authorized_is() {
 	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
 	# the store waits for the probe under the device lock (seen on 6.1)
 	fake_fault "bus/pci/devices/$E1000/driver_override" probing:e1000
-	run drvbind "pci/$E1000:none"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> none"
-	assert_driver pci "$E1000" none
-	override_is none
+	run_says 0 "drvbind: pci/$E1000: e1000 -> none" drvbind "pci/$E1000:none"
+	nic_is none none
 	assert_log <<-EOF
 	$E1000_DEV/driver_override none -> ok
 	bus/pci/drivers/e1000/unbind $E1000 -> ok
@@ -88,11 +89,8 @@ authorized_is() {
 
 @test "none on a USB interface writes authorized 0, which unbinds its driver, with no unbind" {
 	usb_stick driver=usb-storage
-	run drvbind "usb/$USB_IF:none"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: usb/$USB_IF: usb-storage -> none"
-	assert_driver usb "$USB_IF" none
-	authorized_is 0
+	run_says 0 "drvbind: usb/$USB_IF: usb-storage -> none" drvbind "usb/$USB_IF:none"
+	interface_is none 0
 	assert_log <<-EOF
 	$USB_IF_DEV/authorized 0 -> ok
 	EOF
@@ -100,25 +98,19 @@ authorized_is() {
 
 @test "none on a USB interface lasts: a driver that registers after drvbind exited cannot take it" {
 	usb_stick
-	run drvbind -t 0 "usb/$USB_IF:none"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: usb/$USB_IF: already unbound"
+	run_says 0 "drvbind: usb/$USB_IF: already unbound" drvbind -t 0 "usb/$USB_IF:none"
 	fake_register usb usb-storage "match=$USB_IF"
 	fake_probe usb "$USB_IF"
-	assert_driver usb "$USB_IF" none
-	authorized_is 0
+	interface_is none 0
 }
 
 @test "none on a USB interface whose native driver is registering unbinds it at once through authorized" {
 	usb_stick
 	fake_register usb usb-storage "match=$USB_IF" steps=attach
 	assert_driver usb "$USB_IF" usb-storage
-	run drvbind -t 5 "usb/$USB_IF:none"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: usb/$USB_IF: usb-storage -> none"
+	run_says 0 "drvbind: usb/$USB_IF: usb-storage -> none" drvbind -t 5 "usb/$USB_IF:none"
 	fake_register_rest usb usb-storage
-	assert_driver usb "$USB_IF" none
-	authorized_is 0
+	interface_is none 0
 }
 
 @test "a USB interface waiting for a driver not registered yet is held by authorized 0 against its native driver, then bound" {
@@ -129,8 +121,7 @@ authorized_is() {
 	[ "$status" -eq 0 ]
 	# usb-storage registered first and could not take the interface
 	assert_output_is "drvbind: usb/$USB_IF: none -> uas"
-	assert_driver usb "$USB_IF" uas
-	authorized_is 1
+	interface_is uas 1
 	assert_log <<-EOF
 	$USB_IF_DEV/authorized 0 -> ok
 	$USB_IF_DEV/authorized 1 -> ok
@@ -141,11 +132,9 @@ authorized_is() {
 @test "a USB interface held for a driver that never comes is authorized again and probed, so its native driver takes it back" {
 	usb_stick
 	fake_driver usb usb-storage "match=$USB_IF"
-	run drvbind -t 1 "usb/$USB_IF:uas"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: usb/$USB_IF: driver uas not found; now on usb-storage (waited 1 s)"
-	assert_driver usb "$USB_IF" usb-storage
-	authorized_is 1
+	run_says 1 "drvbind: usb/$USB_IF: driver uas not found; now on usb-storage (waited 1 s)" \
+		drvbind -t 1 "usb/$USB_IF:uas"
+	interface_is usb-storage 1
 	assert_log <<-EOF
 	$USB_IF_DEV/authorized 0 -> ok
 	$USB_IF_DEV/authorized 1 -> ok
@@ -158,11 +147,8 @@ authorized_is() {
 	fake_driver usb usb-storage "match=$USB_IF"
 	printf 0 >"$SYS/$USB_IF_DEV/authorized"
 	: >"$FAKE/log"
-	run drvbind "usb/$USB_IF:usb-storage"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: usb/$USB_IF: none -> usb-storage"
-	assert_driver usb "$USB_IF" usb-storage
-	authorized_is 1
+	run_says 0 "drvbind: usb/$USB_IF: none -> usb-storage" drvbind "usb/$USB_IF:usb-storage"
+	interface_is usb-storage 1
 	assert_log <<-EOF
 	$USB_IF_DEV/authorized 1 -> ok
 	bus/usb/drivers/usb-storage/bind $USB_IF -> ok
@@ -170,33 +156,19 @@ authorized_is() {
 }
 
 @test "a failed bind of a USB interface puts authorized back as it was and rebinds the old driver" {
-	fake_driver usb usb-storage "match=$USB_IF"
-	usb_stick driver=usb-storage
+	stick_on_storage
 	fake_driver usb uas "match=$USB_IF" probe=EIO
-	run drvbind "usb/$USB_IF:uas"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: usb/$USB_IF: usb-storage -> uas failed at bind: I/O error; back on usb-storage"
-	assert_driver usb "$USB_IF" usb-storage
-	authorized_is 1
-	assert_log <<-EOF
-	bus/usb/drivers/usb-storage/unbind $USB_IF -> ok
-	bus/usb/drivers/uas/bind $USB_IF -> EIO
-	$USB_IF_DEV/authorized 1 -> ok
-	bus/usb/drivers/usb-storage/bind $USB_IF -> ok
-	EOF
+	uas_refused EIO "drvbind: usb/$USB_IF: usb-storage -> uas failed at bind: I/O error; back on usb-storage"
 }
 
 @test "a move of a USB interface to a driver that makes new_id after its add uevent looks again and teaches it" {
-	fake_driver usb usb-storage "match=$USB_IF"
-	usb_stick driver=usb-storage
+	stick_on_storage
 	# usb_register_driver: bind files and the add uevent, new_id later
 	fake_register usb uas new_id steps=add
 	fake_later 0.3 fake_register_rest usb uas
-	run drvbind -t 5 "usb/$USB_IF:uas"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: usb/$USB_IF: usb-storage -> uas (new_id \"0781 5567 08\")"
-	assert_driver usb "$USB_IF" uas
-	authorized_is 1
+	run_says 0 "drvbind: usb/$USB_IF: usb-storage -> uas (new_id \"0781 5567 08\")" \
+		drvbind -t 5 "usb/$USB_IF:uas"
+	interface_is uas 1
 	# the first bind came before new_id, the second after it
 	assert_log <<-EOF
 	bus/usb/drivers/usb-storage/unbind $USB_IF -> ok
@@ -208,30 +180,17 @@ authorized_is() {
 }
 
 @test "a move of a USB interface to a driver that never gets new_id fails after a second, back on its driver" {
-	fake_driver usb usb-storage "match=$USB_IF"
-	usb_stick driver=usb-storage
+	stick_on_storage
 	fake_driver usb uas
-	run drvbind -t 5 "usb/$USB_IF:uas"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: usb/$USB_IF: usb-storage -> uas failed at bind: No such device; back on usb-storage"
-	assert_driver usb "$USB_IF" usb-storage
-	authorized_is 1
 	# one bind, then no write while it looked again for new_id
-	assert_log <<-EOF
-	bus/usb/drivers/usb-storage/unbind $USB_IF -> ok
-	bus/usb/drivers/uas/bind $USB_IF -> ENODEV
-	$USB_IF_DEV/authorized 1 -> ok
-	bus/usb/drivers/usb-storage/bind $USB_IF -> ok
-	EOF
+	uas_refused ENODEV "drvbind: usb/$USB_IF: usb-storage -> uas failed at bind: No such device; back on usb-storage" -t 5
 }
 
 @test "none on a bus without driver_override or authorized unbinds a driver that binds the device while drvbind watches" {
 	fake_driver serio atkbd match=serio0
 	fake_device serio serio0 driver=atkbd
 	fake_later 1 fake_probe serio serio0
-	run drvbind -t 2 serio/serio0:none
-	[ "$status" -eq 0 ]
-	assert_output_is <<-EOF
+	run_says 0 - drvbind -t 2 serio/serio0:none <<-EOF
 	drvbind: serio/serio0: atkbd -> none
 	drvbind: serio/serio0: atkbd bound it; unbound again
 	EOF
@@ -248,17 +207,13 @@ authorized_is() {
 	fake_register serio atkbd match=serio0 steps=attach
 	assert_driver serio serio0 atkbd
 	fake_later 0.5 fake_register_rest serio atkbd
-	run drvbind -t 2 serio/serio0:none
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: serio/serio0: atkbd -> none"
+	run_says 0 "drvbind: serio/serio0: atkbd -> none" drvbind -t 2 serio/serio0:none
 	assert_driver serio serio0 none
 }
 
 @test "none on a USB device (no interface: authorized there only deconfigures it) is watched, not held" {
 	fake_device usb 1-1 idVendor=0781 idProduct=5567 driver=usb
-	run drvbind -t 0 usb/1-1:none
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: usb/1-1: usb -> none"
+	run_says 0 "drvbind: usb/1-1: usb -> none" drvbind -t 0 usb/1-1:none
 	assert_driver usb 1-1 none
 	assert_log <<-EOF
 	bus/usb/drivers/usb/unbind 1-1 -> ok

@@ -25,9 +25,8 @@ gpu_slot() {
 
 @test "a pattern takes every function of a slot to vfio-pci, says one line naming the set and each device, and leaves the next slot alone" {
 	gpu_slot
-	run drvbind -t 2 "pci/0000:01:00.*:vfio-pci"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 on vfio-pci"
+	run_says 0 "drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 on vfio-pci" \
+		drvbind -t 2 "pci/0000:01:00.*:vfio-pci"
 	assert_driver pci 0000:01:00.0 vfio-pci
 	assert_driver pci 0000:01:00.1 vfio-pci
 	assert_driver pci 0000:02:00.0 e1000
@@ -122,9 +121,8 @@ gpu_slot() {
 
 @test "a class pattern takes the devices of that class alone" {
 	gpu_slot
-	run drvbind -t 2 "pci/class=0x0403*:vfio-pci"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/class=0x0403*: 0000:01:00.1 on vfio-pci"
+	run_says 0 "drvbind: pci/class=0x0403*: 0000:01:00.1 on vfio-pci" \
+		drvbind -t 2 "pci/class=0x0403*:vfio-pci"
 	assert_driver pci 0000:01:00.0 nouveau
 }
 
@@ -144,9 +142,8 @@ gpu_slot() {
 
 @test "a set that matches nothing waits like a missing device and says so at its deadline" {
 	gpu_slot
-	run drvbind -t 1 "pci/0000:05:00.*:vfio-pci"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/0000:05:00.*: device not found (waited 1 s)"
+	run_says 1 "drvbind: pci/0000:05:00.*: device not found (waited 1 s)" \
+		drvbind -t 1 "pci/0000:05:00.*:vfio-pci"
 }
 
 @test "a set takes a device that appears while it waits for its driver" {
@@ -168,9 +165,8 @@ gpu_slot() {
 	fake_device pci 0000:01:00.1 driver=snd_hda_intel override
 	fake_device pci 0000:01:00.2 override
 	fake_later 1.1 driver_registers pci vfio-pci
-	run drvbind -t 5 "pci/0000:01:00.*:vfio-pci"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 0000:01:00.2 on vfio-pci"
+	run_says 0 "drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 0000:01:00.2 on vfio-pci" \
+		drvbind -t 5 "pci/0000:01:00.*:vfio-pci"
 	run cat "$FAKE/modprobe.log"
 	assert_output_is "modprobe -q -- vfio-pci"
 	assert_driver pci 0000:01:00.0 vfio-pci
@@ -199,10 +195,8 @@ gpu_slot() {
 @test "malformed sets are refused by name, and the good rules beside them still apply" {
 	gpu_slot
 	fake_driver pci pci-stub 'match=*'
-	run drvbind -t 2 "0000:01:00.*:vfio-pci" "pci/0000:01:00.0,,x=1:vfio-pci" "pci/0000:01:00.0,group:vfio-pci" \
-		"pci/vendor=0x10de,:vfio-pci" "pci/=0x10de:vfio-pci" "pci/0000:02:00.0:pci-stub"
-	[ "$status" -eq 1 ]
-	assert_output_is <<-'EOF'
+	run_says 1 - drvbind -t 2 "0000:01:00.*:vfio-pci" "pci/0000:01:00.0,,x=1:vfio-pci" "pci/0000:01:00.0,group:vfio-pci" \
+		"pci/vendor=0x10de,:vfio-pci" "pci/=0x10de:vfio-pci" "pci/0000:02:00.0:pci-stub" <<-'EOF'
 	drvbind: bad rule "0000:01:00.*:vfio-pci": a set needs its BUS/
 	drvbind: bad rule "pci/0000:01:00.0,,x=1:vfio-pci": an empty item in a set
 	drvbind: bad rule "pci/0000:01:00.0,group:vfio-pci": not ATTR=PATTERN or iommu_group
@@ -225,9 +219,8 @@ gpu_slot() {
 
 @test "a dry run says which devices a set would put on its driver, and writes nothing" {
 	gpu_slot
-	run drvbind -n "pci/0000:01:00.*:vfio-pci"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/0000:01:00.*: would put 0000:01:00.0 0000:01:00.1 on vfio-pci"
+	run_says 0 "drvbind: pci/0000:01:00.*: would put 0000:01:00.0 0000:01:00.1 on vfio-pci" \
+		drvbind -n "pci/0000:01:00.*:vfio-pci"
 	assert_driver pci 0000:01:00.0 nouveau
 	assert_driver pci 0000:01:00.1 snd_hda_intel
 	[ ! -s "$FAKE/log" ]

@@ -49,9 +49,7 @@ NIC2=0000:00:03.0
 	as_nobody sh -c "echo 'pci/$NIC2:pci-stub' >'$PUBLIC/tmp/drvbind.conf'"
 	[ "$(stat -c %u "$PUBLIC/tmp/drvbind.conf")" = 65534 ]
 	fake_cmdline "drvbind=pci/$E1000:pci-stub"
-	run drvbind -c "$PUBLIC/tmp/drvbind.conf"
-	[ "$status" -eq 1 ]
-	assert_output_is <<-EOF
+	run_says 1 - drvbind -c "$PUBLIC/tmp/drvbind.conf" <<-EOF
 	drvbind: $PUBLIC/tmp/drvbind.conf: owned by uid 65534, not by root; not read
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	EOF
@@ -69,9 +67,7 @@ NIC2=0000:00:03.0
 		if [[ $mode == 666 ]]; then
 			as_nobody sh -c "echo 'pci/$NIC2:none' >'$PUBLIC/drvbind.conf'"
 		fi
-		run drvbind -n -c "$PUBLIC/drvbind.conf"
-		[ "$status" -eq 1 ]
-		assert_output_is <<-EOF
+		run_says 1 - drvbind -n -c "$PUBLIC/drvbind.conf" <<-EOF
 		drvbind: $PUBLIC/drvbind.conf: writable by group or others; not read
 		drvbind: pci/$E1000: would move e1000 -> pci-stub
 		EOF
@@ -83,9 +79,7 @@ NIC2=0000:00:03.0
 	pci_stub_setup
 	mkfifo "$PUBLIC/fifo"
 	fake_cmdline "drvbind=pci/$E1000:pci-stub"
-	run timeout 5 ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$PUBLIC/fifo" -n
-	[ "$status" -eq 1 ]
-	assert_output_is <<-EOF
+	run_says 1 - timeout 5 ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$PUBLIC/fifo" -n <<-EOF
 	drvbind: $PUBLIC/fifo: not a regular file; not read
 	drvbind: pci/$E1000: would move e1000 -> pci-stub
 	EOF
@@ -109,9 +103,7 @@ NIC2=0000:00:03.0
 }
 
 @test "as nobody, a uevent to the kernel's group in the follower's namespace is refused, and nothing moves" {
-	pci_stub_setup
-	follow "pci/$E1000:pci-stub"
-	until_driver pci "$E1000" pci-stub
+	nic_followed
 	: >"$FAKE/log"
 	st=0
 	as_nobody "$UEVENT" unbind "/$E1000_DEV" DRIVER=pci-stub 2>"$FAKE/uevent.err" || st=$?
@@ -123,9 +115,7 @@ NIC2=0000:00:03.0
 }
 
 @test "a forged uevent, even from root, only makes the follower look: sysfs says the device is where its rule wants it, so nothing is written" {
-	pci_stub_setup
-	follow "pci/$E1000:pci-stub"
-	until_driver pci "$E1000" pci-stub
+	nic_followed
 	: >"$FAKE/log"
 	for action in unbind add remove bind; do
 		fake_ns "$UEVENT" "$action" "/$E1000_DEV" DRIVER=e1000
@@ -150,8 +140,7 @@ NIC2=0000:00:03.0
 		sleep 0.01
 	done
 	kill -0 "$FOLLOW_PID"
-	replug pci "$E1000" override
-	until_driver pci "$E1000" pci-stub
+	nic_replugged pci-stub
 	follow_end
 	[ "$FOLLOW_STATUS" -eq 0 ]
 	run cat "$FAKE/follow.out"
@@ -175,8 +164,7 @@ NIC2=0000:00:03.0
 		echo "$!" >>"$FAKE/pids"
 	done
 	until grep -q knocked "$FAKE/follow.out"; do sleep 0.01; done
-	replug pci "$E1000" override
-	until_driver pci "$E1000" pci-stub
+	nic_replugged pci-stub
 	kill -0 "$FOLLOW_PID"
 	follow_end
 	[ "$FOLLOW_STATUS" -eq 0 ]
@@ -270,12 +258,7 @@ NIC2=0000:00:03.0
 		[ "$st" -ne 0 ]
 	done
 	kill -0 "$FOLLOW_PID"
-	replug pci "$E1000" override
-	until_driver pci "$E1000" pci-stub
-	follow_said <<-EOF
-	drvbind: pci/$E1000: e1000 -> pci-stub
-	drvbind: pci/$E1000: e1000 -> pci-stub
-	EOF
+	nic_moved_again
 }
 
 @test "as nobody, drvbind pointed at root's sysfs with -r, -k, -c, -s and -m gets nothing there: the installed binary is not set-user-ID" {
@@ -315,8 +298,7 @@ NIC2=0000:00:03.0
 @test "a NOTIFY_SOCKET nobody listens on costs a warning, and the follower follows" {
 	pci_stub_setup
 	NOTIFY=$PUBLIC/none follow "pci/$E1000:pci-stub"
-	replug pci "$E1000" override
-	until_driver pci "$E1000" pci-stub
+	nic_replugged pci-stub
 	follow_said <<-EOF
 	drvbind: NOTIFY_SOCKET=$PUBLIC/none: No such file or directory; not notifying
 	drvbind: pci/$E1000: e1000 -> pci-stub

@@ -65,12 +65,24 @@ drvbind_no_m() {
 	fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" "$@"
 }
 
+# moved_without_modprobe COMMAND...: COMMAND, a drvbind -v whose rule
+# takes the unbound NIC to pci-stub, registering 0.6 s in
+# (driver_arrives), exits 0 without asking for the driver: -v says no
+# "asking", its last line is the move, no modprobe ran, and the NIC is on
+# pci-stub.
+moved_without_modprobe() {
+	run "$@"
+	[ "$status" -eq 0 ]
+	[[ $output != *asking* ]]
+	[[ $(tail -n 1 <<<"$output") == "drvbind: pci/$E1000: none -> pci-stub" ]]
+	[ ! -e "$FAKE/modprobe.log" ]
+	assert_driver pci "$E1000" pci-stub
+}
+
 @test "a device that appears later is moved once it appears" {
 	fake_driver pci pci-stub
 	fake_later 0.6 device_appears pci "$E1000" vendor=0x8086 device=0x100e override
-	run drvbind -t 5 "pci/$E1000:pci-stub"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
+	run_says 0 "drvbind: pci/$E1000: none -> pci-stub" drvbind -t 5 "pci/$E1000:pci-stub"
 	assert_driver pci "$E1000" pci-stub
 	assert_log <<<"$UNBOUND_TO_STUB"
 }
@@ -105,8 +117,7 @@ drvbind_no_m() {
 	assert_output_is 'modprobe -q -- pci-stub'
 	run cat "$FAKE/override.seen"
 	assert_output_is 'pci-stub'
-	assert_driver pci "$E1000" pci-stub
-	override_is pci-stub
+	nic_is pci-stub pci-stub
 	# the override that held the device is not written again
 	assert_log <<-EOF
 	$E1000_DEV/driver_override pci-stub -> ok
@@ -136,20 +147,13 @@ modprobe -q -- pci-stub"
 @test "a device on its native driver is left there while its new driver loads, then moved" {
 	pci_e1000 driver=e1000
 	fake_later 0.6 driver_arrives
-	run drvbind -t 5 "pci/$E1000:pci-stub"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub"
+	run_says 0 "drvbind: pci/$E1000: e1000 -> pci-stub" drvbind -t 5 "pci/$E1000:pci-stub"
 	# not held: a bound device keeps working until the driver is there
 	run cat "$FAKE/override.seen"
 	assert_output_is '(null)'
 	run cat "$FAKE/modprobe.log"
 	assert_output_is 'modprobe -q -- pci-stub'
-	assert_driver pci "$E1000" pci-stub
-	assert_log <<-EOF
-	$E1000_DEV/driver_override pci-stub -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	bus/pci/drivers/pci-stub/bind $E1000 -> ok
-	EOF
+	nic_stubbed
 }
 
 @test "a driver whose directory shows up before its bind file is waited for, not failed" {
@@ -158,33 +162,23 @@ modprobe -q -- pci-stub"
 	# unbind; only then comes the add uevent
 	fake_later 0.3 mkdir "$FAKE/back/bus/pci/drivers/pci-stub"
 	fake_later 1.1 driver_arrives
-	run drvbind -t 5 "pci/$E1000:pci-stub"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
+	run_says 0 "drvbind: pci/$E1000: none -> pci-stub" drvbind -t 5 "pci/$E1000:pci-stub"
 	run cat "$FAKE/override.seen"
 	assert_output_is 'pci-stub'
-	assert_driver pci "$E1000" pci-stub
-	override_is pci-stub
+	nic_is pci-stub pci-stub
 }
 
 @test "-m '' runs no modprobe for a missing driver" {
 	pci_e1000
 	fake_later 0.6 driver_arrives
-	run drvbind -m '' -v -t 5 "pci/$E1000:pci-stub"
-	[ "$status" -eq 0 ]
-	[[ $output != *asking* ]]
-	[[ $(tail -n 1 <<<"$output") == "drvbind: pci/$E1000: none -> pci-stub" ]]
-	[ ! -e "$FAKE/modprobe.log" ]
-	assert_driver pci "$E1000" pci-stub
+	moved_without_modprobe drvbind -m '' -v -t 5 "pci/$E1000:pci-stub"
 }
 
 @test "drvbind.modprobe= on the command line names the program asked for a missing driver" {
 	pci_e1000
 	fake_cmdline "quiet drvbind=pci/$E1000:pci-stub drvbind.modprobe=$FAKE/modprobe"
 	fake_later 0.6 driver_arrives
-	run drvbind_no_m -t 5
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
+	run_says 0 "drvbind: pci/$E1000: none -> pci-stub" drvbind_no_m -t 5
 	run cat "$FAKE/modprobe.log"
 	assert_output_is 'modprobe -q -- pci-stub'
 	assert_driver pci "$E1000" pci-stub
@@ -195,12 +189,7 @@ modprobe -q -- pci-stub"
 	# the last occurrence wins: the fake one named first must not run
 	fake_cmdline "drvbind.modprobe=$FAKE/modprobe drvbind=pci/$E1000:pci-stub drvbind.modprobe="
 	fake_later 0.6 driver_arrives
-	run drvbind_no_m -v -t 5
-	[ "$status" -eq 0 ]
-	[[ $output != *asking* ]]
-	[[ $(tail -n 1 <<<"$output") == "drvbind: pci/$E1000: none -> pci-stub" ]]
-	[ ! -e "$FAKE/modprobe.log" ]
-	assert_driver pci "$E1000" pci-stub
+	moved_without_modprobe drvbind_no_m -v -t 5
 }
 
 @test "a device that never appears times out and the other rules are still applied" {
@@ -221,11 +210,9 @@ modprobe -q -- pci-stub"
 
 @test "a driver that never appears: the held override is cleared and drivers_probe gives the device its native driver back" {
 	pci_e1000
-	run drvbind -t 1 "pci/$E1000:pci-stub"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: driver pci-stub not found; now on e1000 (waited 1 s)"
-	assert_driver pci "$E1000" e1000
-	override_is '(null)'
+	run_says 1 "drvbind: pci/$E1000: driver pci-stub not found; now on e1000 (waited 1 s)" \
+		drvbind -t 1 "pci/$E1000:pci-stub"
+	nic_is e1000 '(null)'
 	assert_log <<<"$HELD_THEN_RELEASED"
 }
 
@@ -234,9 +221,7 @@ modprobe -q -- pci-stub"
 	# the add uevent comes before the bus lets drivers match the device
 	fake_fault bus/pci/drivers/pci-stub/bind ENODEV
 	fake_later 0.3 device_appears pci "$E1000" vendor=0x8086 device=0x100e override
-	run drvbind -t 5 "pci/$E1000:pci-stub"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
+	run_says 0 "drvbind: pci/$E1000: none -> pci-stub" drvbind -t 5 "pci/$E1000:pci-stub"
 	assert_driver pci "$E1000" pci-stub
 	# no new_id: the override matches whatever the ids
 	assert_log <<-EOF
@@ -251,9 +236,7 @@ modprobe -q -- pci-stub"
 	fake_fault bus/pci/drivers/pci-stub/bind ENODEV always
 	fake_later 0.3 device_appears pci "$E1000" vendor=0x8086 device=0x100e override
 	fake_later 1.2 fake_probe pci "$E1000"
-	run drvbind -t 5 "pci/$E1000:pci-stub"
-	[ "$status" -eq 0 ]
-	assert_output_is "drvbind: pci/$E1000: none -> pci-stub"
+	run_says 0 "drvbind: pci/$E1000: none -> pci-stub" drvbind -t 5 "pci/$E1000:pci-stub"
 	assert_driver pci "$E1000" pci-stub
 	log_has "bus/pci/drivers/pci-stub/bind $E1000 -> ENODEV"
 	! grep -q new_id "$FAKE/log"
@@ -263,11 +246,9 @@ modprobe -q -- pci-stub"
 	fake_driver pci pci-stub
 	fake_fault bus/pci/drivers/pci-stub/bind ENODEV always
 	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
-	run drvbind -t 1 "pci/$E1000:pci-stub"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: none -> pci-stub failed at bind: No such device; left unbound"
-	assert_driver pci "$E1000" none
-	override_is '(null)'
+	run_says 1 "drvbind: pci/$E1000: none -> pci-stub failed at bind: No such device; left unbound" \
+		drvbind -t 1 "pci/$E1000:pci-stub"
+	nic_is none '(null)'
 	# the rollback of a held device: override cleared, the kernel asked to probe
 	run tail -n 2 "$FAKE/log"
 	assert_output_is <<-EOF
@@ -278,21 +259,17 @@ modprobe -q -- pci-stub"
 
 @test "a driver that never appears for a device no driver wants leaves it unbound with its override cleared" {
 	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
-	run drvbind -t 1 "pci/$E1000:pci-stub"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: driver pci-stub not found; now unbound (waited 1 s)"
-	assert_driver pci "$E1000" none
-	override_is '(null)'
+	run_says 1 "drvbind: pci/$E1000: driver pci-stub not found; now unbound (waited 1 s)" \
+		drvbind -t 1 "pci/$E1000:pci-stub"
+	nic_is none '(null)'
 	assert_log <<<"$HELD_THEN_RELEASED"
 }
 
 @test "a driver that never appears leaves a bound device untouched on its driver" {
 	pci_e1000 driver=e1000
-	run drvbind -t 1 "pci/$E1000:pci-stub"
-	[ "$status" -eq 1 ]
-	assert_output_is "drvbind: pci/$E1000: driver pci-stub not found; stays on e1000 (waited 1 s)"
-	assert_driver pci "$E1000" e1000
-	override_is '(null)'
+	run_says 1 "drvbind: pci/$E1000: driver pci-stub not found; stays on e1000 (waited 1 s)" \
+		drvbind -t 1 "pci/$E1000:pci-stub"
+	nic_is e1000 '(null)'
 	assert_log </dev/null
 	run cat "$FAKE/modprobe.log"
 	assert_output_is 'modprobe -q -- pci-stub'
@@ -367,9 +344,7 @@ modprobe -q -- pci-stub"
 	fake_device usb 1-1 idVendor=0781 idProduct=5567
 	fake_driver usb usb-storage match=1-1:1.0
 	fake_later 0.3 interface_appears_then_probed noauth
-	run drvbind -t 2 usb/1-1:1.0:none
-	[ "$status" -eq 0 ]
-	assert_output_is <<-EOF
+	run_says 0 - drvbind -t 2 usb/1-1:1.0:none <<-EOF
 	drvbind: usb/1-1:1.0: already unbound
 	drvbind: usb/1-1:1.0: usb-storage bound it; unbound again
 	EOF

@@ -15,6 +15,9 @@
 
 bats_require_minimum_version 1.5.0
 
+# is NAME ACTUAL EXPECTED, as the QEMU tiers' checks have it
+load qemu/results
+
 setup_file() {
 	TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 	export TOP BUILD=$TOP/build/pkg/yocto/build
@@ -70,12 +73,6 @@ oemake() {
 	for a; do
 		MK[${a%%=*}]=${a#*=}
 	done
-}
-
-is() {
-	[[ $2 == "$3" ]] && return 0
-	echo "$1: expected '$3', got '$2'"
-	return 1
 }
 
 # owner PATH: the package PATH goes to, as do_package splits the

@@ -42,6 +42,18 @@ has() {
 	return 1
 }
 
+# has_all BOOT <<EOF ... EOF: has BOOT KEY VALUE for every line "KEY
+# VALUE" of stdin, as the results file has them (# lines are comments);
+# every line missing is said, not only the first.
+has_all() {
+	local l bad=0
+	while IFS= read -r l; do
+		[[ $l == \#* ]] && continue
+		has "$1" "${l%% *}" "${l#* }" || bad=1
+	done
+	return "$bad"
+}
+
 # count BOOT KEY VALUE: how many of KEY's lines are exactly VALUE.
 count() {
 	grep -cxF -- "$2 $3" "$QEMU_OUT/$1/results"
@@ -82,4 +94,58 @@ as_kernel_left() {
 	# 0-2 the kernel's console, 10 and 11 the shell's own
 	is fds "$(awk '$1 == "init.fd" { printf "%s %s;", $2, $4 }' "$QEMU_OUT/$1/results")" \
 		"0 /dev/console;1 /run/init.fds;10 $2;11 /dev/console;2 /dev/console;"
+}
+
+# Images the real initramfs builders made and booted (test/initramfs/run.sh:
+# builders.bats, and rpm.bats's dracut-rpm): IMAGE's build.log (the
+# builder's output) and contents (its file list) beside its results.
+
+# holds IMAGE REGEX: a file of the image matches (lsinitramfs/lsinitrd).
+holds() {
+	grep -qE -- "$2" "$QEMU_OUT/$1/contents" && return 0
+	echo "$1: no file matching $2 in the image"
+	return 1
+}
+
+# said IMAGE LINE: the builder printed LINE.
+said() {
+	grep -qxF -- "$2" "$QEMU_OUT/$1/build.log" && return 0
+	echo "$1: the build did not say: $2"
+	grep -F drvbind "$QEMU_OUT/$1/build.log"
+	return 1
+}
+
+# applied IMAGE: the rule held when the root's init started, the native
+# driver took the other device, and drvbind said so in the kernel log.
+applied() {
+	booted "$1"
+	has "$1" root.pid 1
+	has "$1" root.link "pci/0000:00:05.0 pci-stub"
+	has "$1" root.override "pci/0000:00:05.0 pci-stub"
+	has "$1" root.link "pci/0000:00:06.0 e1000"
+	# unbound when drvbind came: it ran before coldplug loaded e1000
+	has "$1" root.dmesg "<14>drvbind: pci/0000:00:05.0: none -> pci-stub"
+}
+
+# unheld IMAGE: the rule on the command line held too: 2-1:1.0 had no
+# driver when the root's init started, though usb-storage was registered
+# (only the initramfs's coldplug loads it: the real root runs no udev), so
+# it had its chance at the interface; authorized 0 is what keeps it away.
+unheld() {
+	booted "$1"
+	has "$1" root.driver "usb-storage registered"
+	has "$1" root.link "usb/2-1:1.0 none"
+	has "$1" root.authorized "usb/2-1:1.0 0"
+}
+
+# waiting IMAGE ARGV: drvbind still runs in the real root, as ARGV,
+# waiting for the device that never appears: boot went on without it.
+waiting() {
+	local procs
+	procs=$(awk '$1 == "root.procs" { $1 = ""; print }' "$QEMU_OUT/$1/results")
+	echo "$1: real root's init at $(awk '$1 == "root.uptime" { print $2 }' "$QEMU_OUT/$1/results") s; drvbind processes:$procs"
+	[[ $procs == *":$2"* ]]
+	# 0000:00:1f.0, 0000:00:05.0 (pci-stub still loading) and 2-1:1.0
+	# (xhci-pci not loaded before coldplug)
+	has "$1" root.dmesg "<14>drvbind: waiting in the background for 3 rule(s)"
 }

@@ -25,20 +25,15 @@
 
 intf=/sys/bus/usb/devices/2-1:1.0
 
-# step NAME: the report of a step, once the follower has had its say;
-# of the kernel log, only the lines that $keep (an ERE) matches
-keep=
+# step NAME: the report of a step, once the follower has had its say
+# (step_log, step_said): both ruled devices, and the interface's
+# authorized
 step() {
-	idle
-	say "$1.child $(procs drvbind)"
+	step_log "$1"
 	link "$1" pci 0000:00:05.0
 	link "$1" usb 2-1:1.0
 	say "$1.authorized $(cat "$intf/authorized" 2>/dev/null || echo absent)"
-	dmesg -r -c | sed 's/^\(<[0-9]*>\)\[[^]]*\] */\1/' | grep -E -e "$keep" | say_lines "$1.dmesg "
-	if [ -f /run/modprobe.log ]; then
-		say_lines "$1.modprobe " </run/modprobe.log
-		rm -f /run/modprobe.log
-	fi
+	step_said "$1"
 }
 
 
@@ -57,40 +52,11 @@ gone() {
 
 
 
-# ending: whether the follower ends within a second (term.state: ended,
-# or running), and when. Only builtins meanwhile, not to be slowed down
-# by forks.
-ending() {
-	local t0 st state=running
-	ms_now
-	t0=$ms
-	while :; do
-		# gone, or a zombie: this init (its parent) reaps it unasked
-		if ! read -r st <"/proc/$follower/stat" 2>/dev/null; then
-			state=ended
-			break
-		fi
-		# shellcheck disable=SC2086 # the fields of the stat line
-		set -- $st
-		if [ "$3" = Z ]; then
-			state=ended
-			break
-		fi
-		ms_now
-		[ $((ms - t0)) -lt 1000 ] || break
-	done
-	ms_now
-	say "term.state $state"
-	say "term.ms $((ms - t0))"
-}
-
 # The drvbind that PID 1 left: its child, in a session of its own, its
 # parent this init. Of the log since boot, drvbind's lines.
-follower=$(procs drvbind)
-follower=${follower%%:*}
+follower_found
 say "boot.ppid $(sed -n 's/^PPid:\t*//p' "/proc/$follower/status")"
 say "boot.sid $(cut -d' ' -f6 "/proc/$follower/stat")"
-follower_socks
 keep='drvbind: |Run /sbin/drvbind'
 step boot
 keep=
@@ -148,18 +114,18 @@ say "monitor plug"
 until_ok held
 step replug
 
-# 5. SIGTERM: the follower ends with status 0. This init, its parent,
-# does not know it as a job and reaps it unasked, as busybox's shell
-# reaps any child that ends: its status is read from the kernel's trace
-# of its exit_group() call instead (killed by the signal, it would make
-# none).
-tr=/sys/kernel/tracing
-ev=$tr/events/syscalls/sys_enter_exit_group
-mount -t tracefs tracefs $tr
-echo "common_pid == $follower" >$ev/filter
-echo 1 >$ev/enable
+# 5. SIGTERM: the follower ends with status 0, within a second
+# (term.state: ended, or running; term.ms when). This init, its parent,
+# does not know it as a job and reaps it unasked: its status is read
+# from the kernel's trace of its exit_group() call instead (killed by the
+# signal, it would make none).
+exit_traced
+ms_now
+t0=$ms
 kill -TERM "$follower"
-ending
-echo 0 >$ev/enable
-sed -n 's/.*sys_exit_group(error_code: \([^)]*\))$/\1/p' $tr/trace | say_lines "term.exit_group "
+follower_ends "$t0" 1000
+ms_now
+say "term.state $state"
+say "term.ms $((ms - t0))"
+exit_said term
 step term

@@ -14,10 +14,21 @@ say_lines() {
 	done
 }
 
-# kernel_log: dmesg with each line's priority (<facility*8+level>) kept
-# and its timestamp dropped, so that reports compare between boots.
+# kernel_log [-c]: dmesg with each line's priority (<facility*8+level>)
+# kept and its timestamp dropped, so that reports compare between boots;
+# with -c the log is cleared as it is read, so the next read has only
+# what came after.
 kernel_log() {
-	dmesg -r | sed 's/^\(<[0-9]*>\)\[[^]]*\] */\1/'
+	dmesg -r ${1:+"$1"} | sed 's/^\(<[0-9]*>\)\[[^]]*\] */\1/'
+}
+
+# say_modprobe NAME: the modprobe requests not reported yet (the guest's
+# /sbin/modprobe logs each), as NAME.modprobe lines
+say_modprobe() {
+	if [ -f /run/modprobe.log ]; then
+		say_lines "$1.modprobe " </run/modprobe.log
+		rm -f /run/modprobe.log
+	fi
 }
 
 # driver_of BUS DEV: the name of the driver that holds the device now,
@@ -91,10 +102,7 @@ finish() {
 	say "$name.ms $((t1 - t0))"
 	say_lines "$name.stderr " <"/tmp/$name.err"
 	kernel_log | say_lines "$name.dmesg "
-	if [ -f /run/modprobe.log ]; then
-		say_lines "$name.modprobe " </run/modprobe.log
-		rm -f /run/modprobe.log
-	fi
+	say_modprobe "$name"
 }
 
 # run NAME ARG...: drvbind in the foreground, reported.
@@ -112,24 +120,28 @@ link() {
 	[ -f "$d/driver_override" ] && say "$1.override $2/$3 $(cat "$d/driver_override")"
 }
 
-# settle BUS DEV: wait (5 s at most) until the device has a driver, so a
-# case starts from the machine the kernel left, not one still probing.
-settle() {
-	local i=0
-	while [ ! -L "/sys/bus/$1/devices/$2/driver" ] && [ $i -lt 50 ]; do
+# retry TENTHS CMD...: wait until CMD succeeds, a try every 0.1 s,
+# TENTHS tenths of a second at most; the scenario goes on either way, and
+# its report shows what came of it.
+retry() {
+	local n="$1" i=0
+	shift
+	while ! "$@" && [ $i -lt "$n" ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
 }
 
+# settle BUS DEV: wait (5 s at most) until the device has a driver, so a
+# case starts from the machine the kernel left, not one still probing.
+settle() {
+	retry 50 [ -L "/sys/bus/$1/devices/$2/driver" ]
+}
+
 # appear BUS DEV: wait (10 s at most) until the device is there, bound
 # or not, as a USB device enumerating after its host controller loaded.
 appear() {
-	local i=0
-	while [ ! -e "/sys/bus/$1/devices/$2" ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	retry 100 [ -e "/sys/bus/$1/devices/$2" ]
 }
 
 # procs NAME: the PIDs running NAME, "PID:STATE" each (Z: a zombie, gone
@@ -166,10 +178,73 @@ report_log() {
 
 # until_ok CMD...: wait (10 s at most) until CMD succeeds
 until_ok() {
-	local i=0
-	while ! "$@" && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
+	retry 100 "$@"
+}
+
+# follower_found: $follower, the pid of the drvbind that PID 1 left
+# running (procs), and its sockets (follower_socks)
+follower_found() {
+	follower=$(procs drvbind)
+	follower=${follower%%:*}
+	follower_socks
+}
+
+# step_log NAME: once the follower is idle, the step's report begins:
+# NAME.child, the drvbind processes (the follower's pid and state); then
+# step_said NAME ends it: the kernel log since the last step (read and
+# cleared), only the lines that $keep (an ERE) matches, as NAME.dmesg,
+# and the modprobe requests, as NAME.modprobe. The scenario reports its
+# devices between the two.
+keep=
+step_log() {
+	idle
+	say "$1.child $(procs drvbind)"
+}
+
+step_said() {
+	kernel_log -c | grep -E -e "$keep" | say_lines "$1.dmesg "
+	say_modprobe "$1"
+}
+
+# exit_traced: the kernel traces the follower's exit_group() call from
+# now on (tracefs): this init, its parent, reaps it unasked, as busybox's
+# shell reaps any child that ends, so its exit status is read there.
+# exit_said NAME: the tracing ends, and the status the trace caught, if
+# any (a follower killed by a signal makes no exit_group()), is
+# NAME.exit_group.
+tr=/sys/kernel/tracing
+exit_traced() {
+	mount -t tracefs tracefs $tr
+	echo "common_pid == ${follower:-0}" >$tr/events/syscalls/sys_enter_exit_group/filter
+	echo 1 >$tr/events/syscalls/sys_enter_exit_group/enable
+}
+
+exit_said() {
+	echo 0 >$tr/events/syscalls/sys_enter_exit_group/enable
+	sed -n 's/.*sys_exit_group(error_code: \([^)]*\))$/\1/p' $tr/trace | say_lines "$1.exit_group "
+}
+
+# follower_ends T0 MS [PAUSE]: whether the follower has ended (gone, or a
+# zombie: this init reaps it unasked), MS ms after T0 (ms_now) at most:
+# $state, ended or running. Between looks only builtins, not to be slowed
+# down by forks, or a sleep of PAUSE seconds where given.
+follower_ends() {
+	local st t0="$1" limit="$2" pause="${3-}"
+	state=running
+	while :; do
+		if ! read -r st <"/proc/$follower/stat" 2>/dev/null; then
+			state=ended
+			return
+		fi
+		# shellcheck disable=SC2086 # the fields of the stat line
+		set -- $st
+		if [ "$3" = Z ]; then
+			state=ended
+			return
+		fi
+		ms_now
+		[ $((ms - t0)) -lt "$limit" ] || return
+		[ -z "$pause" ] || sleep "$pause"
 	done
 }
 

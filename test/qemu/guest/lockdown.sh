@@ -60,13 +60,12 @@ gone() {
 }
 
 
-# step NAME: the report of a step, once the follower has had its say;
-# of the kernel log, only the lines that $keep (an ERE) matches
-keep=
+# step NAME: the report of a step, once the follower has had its say
+# (step_log, step_said): the stick's and the tablet's interfaces, each
+# one's driver and authorized
 step() {
 	local t
-	idle
-	say "$1.child $(procs drvbind)"
+	step_log "$1"
 	stick=$(class_intf 08) tablet=$(class_intf 03)
 	say "$1.stick ${stick:-absent}"
 	say "$1.tablet ${tablet:-absent}"
@@ -74,11 +73,7 @@ step() {
 		say "$1.link usb/$t $(driver_of usb "$t")"
 		say "$1.authorized usb/$t $(cat "/sys/bus/usb/devices/$t/authorized")"
 	done
-	dmesg -r -c | sed 's/^\(<[0-9]*>\)\[[^]]*\] */\1/' | grep -E -e "$keep" | say_lines "$1.dmesg "
-	if [ -f /run/modprobe.log ]; then
-		say_lines "$1.modprobe " </run/modprobe.log
-		rm -f /run/modprobe.log
-	fi
+	step_said "$1"
 }
 
 # reenum: the stick's USB device deauthorized and authorized again
@@ -90,33 +85,9 @@ reenum() {
 	until_ok held
 }
 
-# ending T0: whether the follower has ended (gone, or a zombie: this
-# init reaps it unasked), 2 s after T0 at most: $state, ended or running
-ending() {
-	local st t0="$1"
-	state=running
-	while :; do
-		if ! read -r st <"/proc/$follower/stat" 2>/dev/null; then
-			state=ended
-			return
-		fi
-		# shellcheck disable=SC2086 # the fields of the stat line
-		set -- $st
-		if [ "$3" = Z ]; then
-			state=ended
-			return
-		fi
-		ms_now
-		[ $((ms - t0)) -lt 2000 ] || return
-		sleep 0.05
-	done
-}
-
 # The drvbind that PID 1 left, and its sockets.
 say "boot.cmdline $(cat /proc/cmdline)"
-follower=$(procs drvbind)
-follower=${follower%%:*}
-follower_socks
+follower_found
 keep='drvbind: |Run /sbin/drvbind'
 step boot
 keep=
@@ -161,22 +132,17 @@ until_ok hid
 step after
 
 # 5. Root knocks: an equal, for whom the follower ends (status 0, as on
-# SIGTERM). Its exit status from the kernel's trace of exit_group(), as
-# in follow.sh: this init reaps it unasked.
-tr=/sys/kernel/tracing
-ev=$tr/events/syscalls/sys_enter_exit_group
-mount -t tracefs tracefs $tr
-echo "common_pid == ${follower:-0}" >$ev/filter
-echo 1 >$ev/enable
+# SIGTERM), within 2 s. Its exit status from the kernel's trace of
+# exit_group(), as in follow.sh: this init reaps it unasked.
+exit_traced
 ms_now
 t0=$ms
 abstract=$(echo "$places" | grep '^@' | head -n 1)
 /bin/knock "${abstract:-@drvbind-follow}" | say_lines "root.out "
-ending "$t0"
+follower_ends "$t0" 2000 0.05
 ms_now
 say "root.state $state"
 say "root.ms $((ms - t0))"
-echo 0 >$ev/enable
-sed -n 's/.*sys_exit_group(error_code: \([^)]*\))$/\1/p' $tr/trace | say_lines "root.exit_group "
+exit_said root
 awk -v s="$socks" '$4 == "00010000" && index(s, " " $7 " ") { print $8 }' /proc/net/unix | say_lines "root.listen "
 step root
