@@ -32,6 +32,10 @@
  *   DRIVER has new_id                  remove_id (step 5)
  *   bind ENODEV, an unbound device     nothing: the bus has not       FOR_BUS
  *   whose override names DRIVER        finished adding it; held
+ *   bind EAGAIN, a device that had     nothing: it is not ready       FOR_BUS
+ *   no driver (Linux 7.1 on)           (or its probe deferred); the
+ *                                      kernel probes it again itself;
+ *                                      an override held
  *   bind ENODEV at a USB interface,    look every SOON_MS, for        FOR_NEW_ID, FAILED
  *   DRIVER without remove_id yet       NEW_ID_WAIT_MS at most         after that
  *   (it makes new_id after its add)
@@ -349,6 +353,19 @@ static int refusal_waits(struct rule *r, const char *cur, struct fail *f)
 	if (flag[FOLLOW] && dev_path(gone, r, "") == 0 && !sys_exists(gone)) {
 		say(LOG_DEBUG, "%r: removed during the move", r);
 		rule_arm(r, r->until);
+		return 1;
+	}
+	/*
+	 * From Linux 7.1 a device is probed only once device_add() has
+	 * finished, after its add uevent; a bind in between says EAGAIN,
+	 * as does a probe that deferred. The kernel then probes the device
+	 * itself, as the hold says, and its bind uevent (or the next)
+	 * brings the next look. A device that had a driver was ready: it
+	 * goes back to it.
+	 */
+	if (f->step == STEP_BIND && f->err == EAGAIN && !cur[0]) {
+		r->held |= r->hold == OVERRIDE;
+		wait_refused(r, FOR_BUS, f);
 		return 1;
 	}
 	if (f->step == STEP_BIND && f->err == ENODEV) {

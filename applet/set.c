@@ -21,7 +21,7 @@ struct scan {
 };
 
 /*
- * What a member of the set p has in its `set'. Not inlined: the pointer
+ * What a member of the set p has in its `in_set'. Not inlined: the pointer
  * difference is a division, which three callers would each carry.
  */
 static __attribute__((noinline)) int set_id(const struct rule *p)

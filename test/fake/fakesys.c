@@ -42,7 +42,16 @@
  * or "probing:DRIVER" (DRIVER of the device's bus was probing the
  * device the attribute belongs to: a store takes the device lock, so it
  * waits for that probe, which binds the device whatever the store then
- * says; then the write happens)
+ * says; then the write happens; but from 7.0 a store to driver_override
+ * takes no device lock: it happens at once and the probe runs on, see
+ * below)
+ *	bus/B/devices/ID/../.fake_adding
+ *				the device's device_add() is under way: see
+ *				"The kernel's version" in part 3
+ *	bus/B/devices/ID/../.fake_probing
+ *				DRIVER, whose probe of the device is running
+ *	.fake_kernel		the kernel's version, "7.1": the orderings
+ *				that changed (part 3); none: 6.1 to 6.18
  * and are invisible through the mount (but for .fake_ctl, above).
  *
  * With FAKESYS_TIMES=FILE in the environment, every logged write is also
@@ -480,6 +489,63 @@ static void rmtree(const char *r)
  * once and for the control verbs.
  */
 
+/*
+ * The kernel's version, as the root's .fake_kernel says ("7.1"; the
+ * control verb kernel writes it), and what changed with it that a tool
+ * can see. Without the file, the orderings of 6.1 to 6.18, which the
+ * rest of this file describes. A stable kernel that took a change
+ * behaves as the first release that had it: write that one.
+ *   7.0  driver_override is the driver core's own, guarded by a spinlock
+ *        of its own (6.12.y took it too): a store no longer takes the
+ *        device lock, so it does not wait for a probe running on the
+ *        device, which then binds the driver it matched before the
+ *        override came (probe_begin, probe_end)
+ *   7.1  a device may be probed only once device_add() has finished,
+ *        after its add uevent (a2225b6e834a, "driver core: Don't let a
+ *        device probe until it's ready"): see dev_unready
+ */
+static int kernel_at(unsigned long major, unsigned long minor)
+{
+	char buf[64], *end;
+	unsigned long ma, mi = 0;
+
+	if (file_read(".fake_kernel", buf, sizeof buf) <= 0)
+		return 0;
+	ma = strtoul(buf, &end, 10);
+	if (*end == '.')
+		mi = strtoul(end + 1, NULL, 10);
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/*
+ * device_add() under way: the device is on its bus (its directory,
+ * attributes and bus link; its add uevent may be out) and
+ * bus_probe_device has not run yet. A test marks it so with
+ * .fake_adding in the device's directory; the control verb ready
+ * finishes device_add.
+ */
+static int dev_adding(const char *dev)
+{
+	char p[PATHSZ];
+
+	return !fmt(p, sizeof p, "%s/.fake_adding", dev) && exists(p);
+}
+
+/*
+ * From 7.1, a device whose device_add() is under way is not ready to
+ * probe: __driver_probe_device answers EPROBE_DEFER after the match
+ * and the check for a driver (and puts nothing on the deferred list).
+ * bind says EAGAIN; drivers_probe, through device_attach, stops at the
+ * first driver that matches and says EINVAL (nothing matches: 0);
+ * driver_attach (new_id, a driver registering) passes the device over.
+ * device_add then probes it itself (ready). Before 7.1 a probe in that
+ * window binds as at any other time.
+ */
+static int dev_unready(const char *dev)
+{
+	return dev_adding(dev) && kernel_at(7, 1);
+}
+
 /* bus/B/devices/ID -> its device directory below the root */
 static int dev_find(const char *bus, const char *id, char *dev, size_t n)
 {
@@ -636,6 +702,13 @@ static int drv_match(const char *bus, const char *drv, const char *id,
 {
 	char ov[PAGESZ + 1], d[PATHSZ], p[PATHSZ], two[64], three[64];
 
+	/*
+	 * pci_device_add adds the device with match_driver false, which
+	 * pci_bus_add_device sets after device_add: until then
+	 * pci_bus_match matches no driver, override or not (every kernel)
+	 */
+	if (!strcmp(bus, "pci") && dev_adding(dev))
+		return 0;
 	if (!attr_get(ov, sizeof ov, dev, "driver_override") &&
 	    strcmp(ov, "(null)") && ov[0])
 		return !strcmp(ov, drv);
@@ -712,47 +785,117 @@ static int drv_probe(const char *bus, const char *drv, const char *id,
 	return e ? -e : -ENODEV;
 }
 
-/* bind or skip, as driver_attach and drivers_probe do for one pair */
+/*
+ * A probe running on the device: it matched DRIVER and took the device
+ * lock; the driver's links and the bind uevent come when it ends. Kept
+ * in .fake_probing in the device's directory. It ends (probe_end)
+ * before whatever else takes the device lock goes on: bind, the unbind
+ * of that driver, drivers_probe, driver_attach and device_attach,
+ * authorized, a hot-unplug, the control verbs, and a driver_override
+ * store before 7.0; or by the control verb probed. From 7.0 a
+ * driver_override store happens beside it, and the probe then binds
+ * the driver it matched whatever the override now says.
+ */
+static int probe_running(const char *dev, char *drv, size_t n)
+{
+	return !attr_get(drv, n, dev, ".fake_probing") && drv[0];
+}
+
+/* the probe of drv begins, unless one runs or the device has a driver */
+static void probe_begin(const char *dev, const char *drv)
+{
+	char p[PATHSZ], cur[PATHSZ];
+	size_t n = strlen(drv);
+
+	if (probe_running(dev, cur, sizeof cur) ||
+	    dev_driver(dev, cur, sizeof cur) || dev_unready(dev) ||
+	    fmt(p, sizeof p, "%s/.fake_probing", dev) || fmt(cur, sizeof cur,
+	    "%s\n", drv))
+		return;
+	file_write(p, cur, n + 1);
+}
+
+/* the running probe ends: its driver's links and bind uevent, where it binds */
+static void probe_end(const char *dev)
+{
+	char drv[PATHSZ], p[PATHSZ], bus[PATHSZ], cur[PATHSZ], dir[PATHSZ];
+
+	if (!probe_running(dev, drv, sizeof drv) ||
+	    fmt(p, sizeof p, "%s/.fake_probing", dev))
+		return;
+	unlinkat(rootfd, p, 0);
+	if (dev_bus(dev, bus, sizeof bus) || dev_driver(dev, cur, sizeof cur) ||
+	    drv_dir(bus, drv, dir, sizeof dir) ||
+	    drv_probe(bus, drv, base(dev), dev))
+		return;
+	links_make(bus, drv, base(dev), dev);
+}
+
+/*
+ * bind or skip, as driver_attach and device_attach do for one pair
+ * (__driver_attach matches, then takes the device lock): 1 bound, 0
+ * passed over, -1 the device is not ready (7.1), which stops
+ * device_attach
+ */
 static int drv_attach(const char *bus, const char *drv, const char *id,
     const char *dev)
 {
 	char cur[PATHSZ];
 
-	if (dev_driver(dev, cur, sizeof cur) || !drv_match(bus, drv, id, dev))
+	if (!drv_match(bus, drv, id, dev))
 		return 0;
+	probe_end(dev);
+	if (dev_driver(dev, cur, sizeof cur))
+		return 0;
+	if (dev_unready(dev))
+		return -1;
 	if (drv_probe(bus, drv, id, dev))
 		return 0;
 	return links_make(bus, drv, id, dev) ? 0 : 1;
 }
 
-/* device_attach: an unbound device gets the first driver that takes it */
-static void dev_attach(const char *bus, const char *id, const char *dev)
+/*
+ * device_attach: under the device lock (a running probe ends first), an
+ * unbound device gets the first driver that takes it; 1 bound, 0 none,
+ * -1 not ready (7.1). With begin, the probe of the first driver that
+ * matches only begins (probe_begin), and goes on running.
+ */
+static int dev_attach(const char *bus, const char *id, const char *dev,
+    int begin)
 {
 	char cur[PATHSZ], dir[PATHSZ];
 	struct dirent **list;
-	int i, n;
+	int i, n, r = 0;
 
+	probe_end(dev);
 	if (dev_driver(dev, cur, sizeof cur) ||
 	    fmt(dir, sizeof dir, "bus/%s/drivers", bus))
-		return;
+		return 0;
 	n = scan(dir, &list);
 	if (n < 0)
-		return;
-	for (i = 0; i < n; i++) {
+		return 0;
+	for (i = 0; i < n && !r; i++) {
 		if (!name_ok(list[i]->d_name) ||
 		    list[i]->d_type != DT_DIR)
 			continue;
-		if (drv_attach(bus, list[i]->d_name, id, dev))
-			break;
+		if (!begin) {
+			r = drv_attach(bus, list[i]->d_name, id, dev);
+		} else if (drv_match(bus, list[i]->d_name, id, dev)) {
+			probe_begin(dev, list[i]->d_name);
+			r = 1;
+		}
 	}
 	scan_free(list, n);
+	return r;
 }
 
 /*
  * bus_probe_device, as device_add calls it: device_attach, but nothing
- * while the bus's drivers_autoprobe reads 0.
+ * while the bus's drivers_autoprobe reads 0; with begin, only its probe
+ * begins (dev_attach)
  */
-static void bus_probe_device(const char *bus, const char *id, const char *dev)
+static void bus_probe_device(const char *bus, const char *id, const char *dev,
+    int begin)
 {
 	char dir[PATHSZ], v[64];
 
@@ -760,7 +903,7 @@ static void bus_probe_device(const char *bus, const char *id, const char *dev)
 	    (!attr_get(v, sizeof v, dir, "drivers_autoprobe") &&
 	    !strcmp(v, "0")))
 		return;
-	dev_attach(bus, id, dev);
+	dev_attach(bus, id, dev, begin);
 }
 
 /*
@@ -836,6 +979,8 @@ static void unplug_dev(const char *dev)
 		scan_free(list, n);
 	if (dev_bus(dev, bus, sizeof bus))
 		return;
+	/* device_release_driver takes the device lock */
+	probe_end(dev);
 	if (dev_driver(dev, drv, sizeof drv))
 		links_drop(bus, drv, id, dev);
 	if (!fmt(p, sizeof p, "bus/%s/devices/%s", bus, id))
@@ -854,7 +999,10 @@ static void unplug_dev(const char *dev)
  * sysfs by the attribute; any other attribute keeps what was written.
  */
 
-/* bind_store: find, match, then probe; an already bound device is EBUSY */
+/*
+ * bind_store: find, match, then under the device lock probe; an already
+ * bound device is EBUSY, one not ready (7.1) EAGAIN
+ */
 static int store_bind(const char *bus, const char *drv, const char *id)
 {
 	char dev[PATHSZ], cur[PATHSZ];
@@ -864,8 +1012,11 @@ static int store_bind(const char *bus, const char *drv, const char *id)
 		return -ENODEV;
 	if (!drv_match(bus, drv, id, dev))
 		return -ENODEV;
+	probe_end(dev);
 	if (dev_driver(dev, cur, sizeof cur))
 		return -EBUSY;
+	if (dev_unready(dev))
+		return -EAGAIN;
 	r = drv_probe(bus, drv, id, dev);
 	if (r < 0)
 		return r;
@@ -874,37 +1025,52 @@ static int store_bind(const char *bus, const char *drv, const char *id)
 	return links_make(bus, drv, id, dev);
 }
 
-/* unbind_store: only from the driver the device is bound to */
+/*
+ * unbind_store: only from the driver the device is bound to (the
+ * driver a running probe set counts: the unbind waits for it under the
+ * device lock)
+ */
 static int store_unbind(const char *bus, const char *drv, const char *id)
 {
 	char dev[PATHSZ], cur[PATHSZ];
 
-	if (dev_find(bus, id, dev, sizeof dev) ||
-	    !dev_driver(dev, cur, sizeof cur) || strcmp(cur, drv))
+	if (dev_find(bus, id, dev, sizeof dev))
+		return -ENODEV;
+	if (probe_running(dev, cur, sizeof cur) && !strcmp(cur, drv))
+		probe_end(dev);
+	if (!dev_driver(dev, cur, sizeof cur) || strcmp(cur, drv))
 		return -ENODEV;
 	links_drop(bus, drv, id, dev);
 	return 0;
 }
 
-/* drivers_probe_store: device_attach on the device the bus id names */
+/*
+ * drivers_probe_store: device_attach on the device the bus id names;
+ * EINVAL when it fails, which from 7.1 a device not ready makes it do
+ */
 static int store_probe(const char *bus, const char *id)
 {
 	char dev[PATHSZ];
 
 	if (dev_find(bus, id, dev, sizeof dev))
 		return -ENODEV;
-	dev_attach(bus, id, dev);
-	return 0;
+	return dev_attach(bus, id, dev, 0) < 0 ? -EINVAL : 0;
 }
 
-/* driver_set_override: the value ends at the first newline; empty clears */
+/*
+ * driver_set_override: the value ends at the first newline; empty
+ * clears. Before 7.0 it takes the device lock (a running probe ends
+ * first); from 7.0 only the override's own spinlock.
+ */
 static int store_override(const char *r, const char *val, size_t len)
 {
-	char buf[PAGESZ + 2];
+	char buf[PAGESZ + 2], dev[PATHSZ];
 	size_t n;
 
 	if (len >= PAGESZ - 1)
 		return -EINVAL;
+	if (!kernel_at(7, 0) && !attr_dir(r, dev, sizeof dev))
+		probe_end(dev);
 	n = strnlen(val, len);
 	if (memchr(val, '\n', n))
 		n = (const char *)memchr(val, '\n', n) - val;
@@ -1071,6 +1237,9 @@ static int store_authorized(const char *r, const char *val, const char *raw,
 	on = kstrtobool(val);
 	if (on < 0)
 		return on;
+	/* usb_(de)authorize_interface take the device lock to change it */
+	if (on != intf_authorized(dev))
+		probe_end(dev);
 	if (on)
 		return file_write(r, "1\n", 2) ? -EIO : 0;
 	if (!intf_authorized(dev))
@@ -1122,10 +1291,20 @@ static int store(const char *r, const char *raw, size_t len)
  * ==== 5. The control verbs ====
  *
  * A write to the root's .fake_ctl, one command a write, never logged:
+ *	kernel VERSION	the kernel's version, "7.1", into .fake_kernel
+ *			(part 3: what changed with it)
  *	attach BUS DRV	driver_attach, as driver_register does it
  *	detach BUS DRV	driver_detach, as driver_unregister does it
  *	probe BUS ID	bus_probe_device, as device_add does it: nothing
  *			when the bus's drivers_autoprobe reads 0
+ *	ready BUS ID	the end of device_add, for a device a test made
+ *			with .fake_adding (its add uevent sent): it is
+ *			ready to probe (7.1), then bus_probe_device; on
+ *			PCI also pci_bus_add_device's match_driver
+ *	probing BUS ID	bus_probe_device begins: the first driver that
+ *			matches probes the device, under its lock, and
+ *			nothing shows yet (part 3, probe_begin)
+ *	probed BUS ID	that probe ends: it binds, the bind uevent
  *	unplug BUS ID	a hot-unplug, as the fault action unplug:ID, but
  *			the directory is kept aside (.fake_gone) for replug
  *			(a device without children: replug adds it alone)
@@ -1203,8 +1382,58 @@ static int ctl_probe(const char *bus, const char *id)
 
 	if (!name_ok(bus) || dev_find(bus, id, dev, sizeof dev))
 		return -ENODEV;
-	bus_probe_device(bus, id, dev);
+	bus_probe_device(bus, id, dev, 0);
 	return 0;
+}
+
+static int ctl_ready(const char *bus, const char *id)
+{
+	char dev[PATHSZ], p[PATHSZ];
+
+	if (!name_ok(bus) || dev_find(bus, id, dev, sizeof dev))
+		return -ENODEV;
+	if (fmt(p, sizeof p, "%s/.fake_adding", dev))
+		return -EINVAL;
+	unlinkat(rootfd, p, 0);
+	bus_probe_device(bus, id, dev, 0);
+	return 0;
+}
+
+static int ctl_probing(const char *bus, const char *id)
+{
+	char dev[PATHSZ];
+
+	if (!name_ok(bus) || dev_find(bus, id, dev, sizeof dev))
+		return -ENODEV;
+	bus_probe_device(bus, id, dev, 1);
+	return 0;
+}
+
+static int ctl_probed(const char *bus, const char *id)
+{
+	char dev[PATHSZ];
+
+	if (!name_ok(bus) || dev_find(bus, id, dev, sizeof dev))
+		return -ENODEV;
+	probe_end(dev);
+	return 0;
+}
+
+/* "MAJOR.MINOR", digits only */
+static int ctl_kernel(const char *v)
+{
+	char buf[64];
+	size_t i, dots = 0;
+
+	for (i = 0; v[i]; i++) {
+		if (v[i] == '.' && i && v[i - 1] != '.')
+			dots++;
+		else if (v[i] < '0' || v[i] > '9')
+			return -EINVAL;
+	}
+	if (dots != 1 || v[i - 1] == '.' || fmt(buf, sizeof buf, "%s\n", v))
+		return -EINVAL;
+	return file_write(".fake_kernel", buf, strlen(buf)) ? -EIO : 0;
 }
 
 static int ctl_unplug(const char *bus, const char *id)
@@ -1250,7 +1479,7 @@ static int ctl_replug(const char *bus, const char *id)
 	    fmt(t, sizeof t, "../../../%s", dev) || symlinkat(t, rootfd, p))
 		return -EIO;
 	dev_event("add", dev, bus, NULL);
-	bus_probe_device(bus, id, dev);
+	bus_probe_device(bus, id, dev, 0);
 	return 0;
 }
 
@@ -1291,6 +1520,9 @@ static const struct {
 	{ "attach", driver_attach, NULL },
 	{ "detach", driver_detach, NULL },
 	{ "probe", NULL, ctl_probe },
+	{ "ready", NULL, ctl_ready },
+	{ "probing", NULL, ctl_probing },
+	{ "probed", NULL, ctl_probed },
 	{ "unplug", NULL, ctl_unplug },
 	{ "replug", NULL, ctl_replug },
 	{ "rmmod", NULL, ctl_rmmod },
@@ -1311,6 +1543,8 @@ static int ctl(const char *raw, size_t len)
 			return -EINVAL;
 		w[n++] = tok;
 	}
+	if (n == 2 && !strcmp(w[0], "kernel"))
+		return ctl_kernel(w[1]);
 	if (n != 3)
 		return -EINVAL;
 	for (i = 0; i < sizeof verbs / sizeof *verbs; i++) {
@@ -1339,17 +1573,21 @@ static int ctl(const char *raw, size_t len)
  */
 
 /*
- * A probe that was running when a store to one of the device's
- * attributes came: it finishes first and binds the device to drv.
+ * A probe of drv that was running when a store to one of the device's
+ * attributes came: the store takes the device lock, so the probe
+ * finishes first and binds the device to drv; but from 7.0 a
+ * driver_override store takes none, and the probe runs on (part 3,
+ * probe_begin) until something takes the lock.
  */
 static void probing(const char *attr, const char *drv)
 {
-	char dev[PATHSZ], bus[PATHSZ], cur[PATHSZ];
+	char dev[PATHSZ], bus[PATHSZ];
 
-	if (attr_dir(attr, dev, sizeof dev) || dev_bus(dev, bus, sizeof bus) ||
-	    dev_driver(dev, cur, sizeof cur))
+	if (attr_dir(attr, dev, sizeof dev) || dev_bus(dev, bus, sizeof bus))
 		return;
-	links_make(bus, drv, base(dev), dev);
+	probe_begin(dev, drv);
+	if (strcmp(base(attr), "driver_override") || !kernel_at(7, 0))
+		probe_end(dev);
 }
 
 /* unplug:ID: the device of that bus id, on whichever bus, and its tree */
