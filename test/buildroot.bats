@@ -106,7 +106,7 @@ print(p["version"], p["licenses"], " ".join(p["license_files"]), p["redistributa
 	# linked with the Makefile's arm64 flags, its linker script, and -Os
 	# the last optimisation level (Buildroot's own is -O2)
 	local link
-	link=$(grep -- ' -o build/drvbind.tmp ' "$BR/build.log")
+	link=$(grep -- ' -o build/drvbind.syms ' "$BR/build.log")
 	[[ $link == *" -mcmodel=tiny "*" -Wl,-T,applet/tiny.ld "* ]]
 	[[ $(grep -o -- ' -O[0-9a-z]*' <<<"$link" | tail -n 1) == " -Os" ]]
 	run qemu-aarch64-static "$bin" -V

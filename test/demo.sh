@@ -7,7 +7,10 @@ set -eu
 BATS_TEST_DIRNAME=$(cd "$(dirname "$0")" && pwd)
 BATS_TEST_TMPDIR=$(mktemp -d)
 . "$BATS_TEST_DIRNAME/helper.bash"
-trap 'fake_teardown; rm -rf "$BATS_TEST_TMPDIR"' EXIT
+# The demo's status is its own: under set -e, the teardown's kill of a
+# daemon already gone, or its wait for the killed one (143), would end
+# the script with theirs.
+trap 'st=$?; set +e; fake_teardown; rm -rf "$BATS_TEST_TMPDIR"; exit $st' EXIT
 
 # Like tree(1) for one directory of the fake sysfs, links shown as the kernel makes them.
 show() {
