@@ -22,6 +22,9 @@
  *   override, no authorized)           binds it                       the deadline
  *   no bind file of DRIVER             modprobe, once; hold an        FOR_DRIVER
  *                                      unbound device (step 1)
+ *   a none rule, an unbound device     hold, drivers_probe (it waits  DONE
+ *   with an override                   for a probe running), unbind
+ *                                      what that probe bound
  *   anything else                      hold, unbind, bind, verify     DONE
  *                                      (steps 3 to 6)
  *
@@ -256,13 +259,22 @@ static int dev_move(struct rule *r, const char *to, enum move how, int bind, cha
 	return -1;
 }
 
+/* Asks the bus to probe the device (drivers_probe); what it answers is not used. */
+static void drivers_probe(const struct rule *r)
+{
+	char p[PATH_SZ];
+
+	if (node_path(p, r->bus, "/drivers_probe", "", NULL) == 0)
+		(void)attr_write(p, r->s.dev);
+}
+
 /*
  * Puts the device back as it was: the old override or authorized, the
  * old driver. A device that had a driver must not be left without one.
  */
 static int rollback(struct rule *r, struct fail *f)
 {
-	char cur[NAME_SZ], p[PATH_SZ];
+	char cur[NAME_SZ];
 	int ret = 0;
 
 	if (r->busid) {
@@ -278,8 +290,8 @@ static int rollback(struct rule *r, struct fail *f)
 	 * A device held while its driver loaded had no driver only because
 	 * of the hold; authorized=1 probes nothing, so ask drivers_probe.
 	 */
-	if (!r->orig[0] && r->held && node_path(p, r->bus, "/drivers_probe", "", NULL) == 0)
-		(void)attr_write(p, r->s.dev);
+	if (!r->orig[0] && r->held)
+		drivers_probe(r);
 	return ret;
 }
 
@@ -426,6 +438,18 @@ static int hold_write(struct rule *r, const char *val, const char *hold_val, con
 	 */
 	if ((ret = attr_store(look.hold, hold_path, val)) < 0)
 		return fail(f, STEP_HOLD, ret);
+	/*
+	 * From 7.0 the override store takes a spinlock of its own, not the
+	 * device lock, and no longer waits for a probe already running,
+	 * which then binds the driver it matched. A move meets that probe
+	 * at its bind (EBUSY, then tries again), but a none rule writes
+	 * nothing more to an unbound device: drivers_probe takes the device
+	 * lock, so it returns once such a probe has ended, and binds nothing
+	 * itself over the override none. Its answer does not matter (7.1
+	 * says EINVAL while the device is not ready, when no probe runs).
+	 */
+	if (!now[0] && r->none && r->hold == OVERRIDE)
+		drivers_probe(r);
 	if ((!now[0] || r->hold == AUTHORIZED) && driver_now(r, now) < 0)
 		return fail(f, STEP_LINK, -1);
 	if (now[0])

@@ -149,12 +149,13 @@ moved_to_uas() {
 	assert_driver usb 1-1:1.0 none
 }
 
-@test "none on an unbound PCI device still writes none to driver_override and says already unbound" {
+@test "none on an unbound PCI device writes none to driver_override, waits out any probe through drivers_probe, and says already unbound" {
 	fake_driver pci e1000 "match=$E1000"
 	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
 	run_says 0 "drvbind: pci/$E1000: already unbound" drvbind "pci/$E1000:none"
 	assert_log <<-EOF
 	$E1000_DEV/driver_override none -> ok
+	bus/pci/drivers_probe $E1000 -> ok
 	EOF
 	assert_driver pci "$E1000" none
 	# a later drivers_probe cannot hand it to e1000 any more

@@ -40,9 +40,7 @@
 # Each (kind, rule, sequence, k, order) asserts drvbind's exit status,
 # the device's final driver and drvbind's messages, exactly, as expect
 # says is right; a failing test lists every case that ended otherwise,
-# with the write log. A case drvbind is known to end wrong until applet/
-# changes (ex_open) is listed at the end of the run's output instead, as
-# it ended; EXPLORE_STRICT=1 fails on it. The state after each step is made once per
+# with the write log. The state after each step is made once per
 # sequence and copied in; EXPLORE_JOBS workers (4) run the cases side by
 # side, each on a fake of its own; a case whose steps outlast drvbind's
 # deadline (EXPLORE_TIMEOUT, 10 s; EXPLORE_WATCH, 2 s, for a watched
@@ -67,7 +65,6 @@ setup() { :; }
 setup_file() {
 	: >"$BATS_FILE_TMPDIR/pairs"
 	: >"$BATS_FILE_TMPDIR/slow"
-	: >"$BATS_FILE_TMPDIR/open"
 }
 
 # the counts, for the README's table: build/explore.count holds the
@@ -81,9 +78,6 @@ teardown_file() {
 	echo "# explorer: $pairs (sequence, step) pairs, $cases cases (the two orders), $runs runs of drvbind" >&3
 	[[ -s $BATS_FILE_TMPDIR/slow ]] &&
 		echo "# explorer: $(wc -l <"$BATS_FILE_TMPDIR/slow") runs made again: the steps outlasted drvbind's deadline" >&3
-	# the cases drvbind is known to end wrong (ex_open), as they ended
-	[[ -s $BATS_FILE_TMPDIR/open ]] &&
-		sed 's/^/# explorer: /' "$BATS_FILE_TMPDIR/open" >&3
 	return 0
 }
 
@@ -524,8 +518,7 @@ ex_at() {
 # expect K R S K ORDER: EXP_STATUS, EXP_DRIVER and EXP_OUT, drvbind's
 # messages as they are right for the case (one a line, each behind
 # "drvbind: B/ID: "); where two outcomes are both right, EXP_OUT has both
-# (an array), and the comment says why. EXP_OPEN: a case drvbind is known
-# to end wrong, until applet/ changes (the list in ex_open).
+# (an array), and the comment says why.
 expect() {
 	local kind=$1 rule=$2 seq=$3 k=$4 order=$5 n at un det rel gone dev add probe
 	local moved held nid= pstep=probe
@@ -549,7 +542,6 @@ expect() {
 	# and unbinds every driver that binds it meanwhile
 	local again="$NAT bound it; unbound again" watch=
 	[[ $rule == none && $BUS == serio ]] && watch=1
-	EXP_OPEN=
 	# the step that ends the device's adding: device_add's probe; on 7.1
 	# the end of device_add (ready); on 7.0 the probe's beginning (probing:
 	# from there a native driver is on its way to the device)
@@ -696,29 +688,14 @@ $again")
 		# does not wait for it (7.0), and the device ends as the rule
 		# says all the same; it had no driver when drvbind looked, and
 		# the native one meanwhile, so both messages are right. A none
-		# reads the driver link again after the store, finds none, is
-		# done and exits; the probe then binds e1000: open (ex_open).
+		# on PCI waits for the probe through drivers_probe (it takes the
+		# device lock), then unbinds what it bound.
 		ex_at probing
 		if ((k == AT)); then
 			EXP_OUT=("$moved" "$held")
-			ex_open "$kind" "$rule" "$seq" "$k" && EXP_OPEN=1
 		fi
 		;;
 	esac
-}
-
-# ex_open K R S K: the case is one drvbind is known to end wrong, until a
-# change of applet/ (its report lists it; EXPLORE_STRICT=1 fails on it):
-#   pci none appear@7.0 3, pci none replug@7.0 7: drvbind starts while
-#   e1000's probe runs (matched, no driver link yet); its override store
-#   "none" does not wait for the probe (7.0), the driver link read again
-#   after it shows no driver, drvbind says "already unbound" and exits 0;
-#   the probe then binds e1000, override "none" or not
-ex_open() {
-	case "$*" in
-	"pci none appear@7.0 3" | "pci none replug@7.0 7") return 0 ;;
-	esac
-	return 1
 }
 
 # ex_judge K R S K ORDER DIR: nothing when DIR/result is right, else
@@ -743,8 +720,6 @@ ex_judge() {
 		[[ $out == "$want" ]] && ok=1
 	done
 	if [[ $st == "$EXP_STATUS" && $drv == "$EXP_DRIVER" && $ok == 1 && ! -s $d/slow ]]; then
-		[[ -z $EXP_OPEN ]] ||
-			echo "$*: an open case ended right: take it off ex_open's list" >>"$BATS_FILE_TMPDIR/open"
 		return 0
 	fi
 	echo "  expected: status $EXP_STATUS, driver $EXP_DRIVER, messages:"
@@ -758,17 +733,6 @@ ex_judge() {
 	sed 's/^/    /' "$d/log"
 	[[ -s $d/slow ]] &&
 		echo "  (the steps took $(cat "$d/slow") ms of drvbind's deadline: too slow a machine to judge)"
-	# an open case that ended as drvbind is known to end it
-	if [[ -n $EXP_OPEN && ! -s $d/slow && -z ${EXPLORE_STRICT-} ]]; then
-		{
-			echo "$1 $2 $3, drvbind started after step $4 of: ${STEPS[*]}; then $5 (open):"
-			echo "  actual:   status $st, driver $drv, messages:"
-			((${#r[@]} > 2)) && printf '    %s\n' "${r[@]:2}"
-			echo "  write log:"
-			sed 's/^/    /' "$d/log"
-		} >>"$BATS_FILE_TMPDIR/open"
-		return 0
-	fi
 	return 1
 }
 

@@ -297,3 +297,29 @@ platform_setup() {
 	run fake_uevents
 	assert_output_is "bind@/$E1000_DEV SUBSYSTEM=pci DRIVER=e1000"
 }
+
+# none_meets_probe [VERSION]: none on the NIC while e1000's probe runs,
+# on that kernel's ordering: the device is seen bound, and unbound.
+# Before 7.0 the override store waits for the probe (seen on 6.1); from
+# 7.0 it does not, and drivers_probe, which takes the device lock, does.
+none_meets_probe() {
+	[[ -z ${1-} ]] || kernel "$1"
+	fake_driver pci e1000 "match=$E1000"
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
+	fake_fault "bus/pci/devices/$E1000/driver_override" probing:e1000
+	run_says 0 "drvbind: pci/$E1000: e1000 -> none" boot_drvbind "pci/$E1000:none"
+	nic_is none none
+	assert_log <<-EOF
+	$E1000_DEV/driver_override none -> ok
+	bus/pci/drivers_probe $E1000 -> ok
+	bus/pci/drivers/e1000/unbind $E1000 -> ok
+	EOF
+}
+
+@test "before 7.0 a none rule's override store waits for e1000's running probe, and the NIC is seen bound and unbound" {
+	none_meets_probe
+}
+
+@test "a 7.0 none rule whose override store does not wait for e1000's running probe waits for it through drivers_probe, and takes the NIC off e1000" {
+	none_meets_probe 7.0
+}

@@ -37,15 +37,17 @@ notify_listen() {
 
 # notify_said: each datagram the listener received, one a line, in
 # order, its newlines shown as \n and MONOTONIC_USEC's value as N (kept
-# in $FAKE/usec, one a line); one socat is still writing is left out
+# in $FAKE/usec, one a line); one socat is still writing is left out.
+# NOTIFY_STAMPS=1: each line begins with socat's stamp and a tab
 notify_said() {
-	local v re len m
+	local v re len m stamp
 	v=$(cat "$FAKE/notify.v"; echo x)
 	v=${v%x}
 	: >"$FAKE/usec"
-	re=$'^> [0-9/]+ [0-9:.]+  length=([0-9]+) from=[0-9]+ to=[0-9]+\n'
+	re=$'^> ([0-9/]+) ([0-9:.]+)  length=([0-9]+) from=[0-9]+ to=[0-9]+\n'
 	while [[ $v =~ $re ]]; do
-		len=${BASH_REMATCH[1]}
+		stamp="${BASH_REMATCH[1]//\//-} ${BASH_REMATCH[2]}"
+		len=${BASH_REMATCH[3]}
 		v=${v:${#BASH_REMATCH[0]}}
 		((${#v} >= len)) || return 0
 		m=${v:0:len}
@@ -55,7 +57,7 @@ notify_said() {
 			m=${m/MONOTONIC_USEC=${BASH_REMATCH[1]}/MONOTONIC_USEC=N}
 		fi
 		m=${m//$'\n'/\\n}
-		printf '%s\n' "$m"
+		printf '%s\n' "${NOTIFY_STAMPS:+$stamp$'\t'}$m"
 	done
 	# what is left: nothing, or a header socat is still writing
 	[[ -z $v || $v == '>'* && $v != *$'\n'* ]] && return 0
@@ -91,6 +93,17 @@ monotonic_us() {
 		[[ ${w[0]-} == now && ${w[1]-} == at ]] && echo $((w[2] / 1000)) && return 0
 	done </proc/timer_list
 	return 1
+}
+
+# received_us TEXT: when socat received the first datagram holding
+# TEXT, in µs since the epoch. Its -v stamp is the local wall clock,
+# the seconds then the µs (zero-padded to nine digits by socat 1.7).
+received_us() {
+	local line stamp
+	line=$(NOTIFY_STAMPS=1 notify_said | grep -m 1 -F -- "$1") ||
+		{ echo "received_us: no datagram with $1"; return 1; }
+	stamp=${line%%$'\t'*}
+	echo $(($(date -d "${stamp%.*}" +%s) * 1000000 + 10#${stamp##*.} % 1000000))
 }
 
 # late_stub: pci_stub_setup's NIC on e1000, without pci-stub, which
@@ -169,16 +182,13 @@ registers_then_ready() {
 	NOTIFY=$FAKE/notify.sock
 	notify_listen "$NOTIFY"
 	# vfio-pci never registers; the deadline is 2 s after drvbind starts.
-	# A look every 10 ms: READY=1 seen before 2 s from t0 came too early.
-	t0=$(monotonic_us)
+	# socat stamps each datagram as it receives it, so however late the
+	# test looks, READY=1 stamped before t0 + 2 s came too early.
+	t0=$(date +%s%6N)
 	follow -t 2 "pci/$E1000:pci-stub" "pci/0000:00:03.0:vfio-pci"
-	for ((i = 0; i < 500; i++)); do
-		t=$(monotonic_us)
-		said=$(notify_said)
-		[[ $said == *READY=1* ]] && break
-		sleep 0.01
-	done
-	echo "# READY=1 seen $(((t - t0) / 1000)) ms after the start" >&3
+	until_said '^READY=1'
+	t=$(received_us READY=1)
+	echo "# READY=1 received $(((t - t0) / 1000)) ms after the start" >&3
 	((t - t0 >= 2000000))
 	# and it came: within 5 s of the start
 	((t - t0 < 5000000))

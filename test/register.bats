@@ -74,19 +74,6 @@ uas_refused() {
 	nic_is none none
 }
 
-@test "none on a device its native driver was probing as the override was written is seen bound, and unbound" {
-	fake_driver pci e1000 "match=$E1000"
-	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
-	# the store waits for the probe under the device lock (seen on 6.1)
-	fake_fault "bus/pci/devices/$E1000/driver_override" probing:e1000
-	run_says 0 "drvbind: pci/$E1000: e1000 -> none" drvbind "pci/$E1000:none"
-	nic_is none none
-	assert_log <<-EOF
-	$E1000_DEV/driver_override none -> ok
-	bus/pci/drivers/e1000/unbind $E1000 -> ok
-	EOF
-}
-
 @test "none on a USB interface writes authorized 0, which unbinds its driver, with no unbind" {
 	usb_stick driver=usb-storage
 	run_says 0 "drvbind: usb/$USB_IF: usb-storage -> none" drvbind "usb/$USB_IF:none"

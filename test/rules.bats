@@ -420,6 +420,7 @@ assert_nic_and_port_moved() {
 	EOF
 	assert_log <<-EOF
 	devices/pci0000:00/0000:01:00.0/driver_override none -> ok
+	bus/pci/drivers_probe 0000:01:00.0 -> ok
 	$(printf '%s\n' "${log[@]}")
 	EOF
 	assert_driver pci 0000:01:00.0 none
