@@ -161,6 +161,18 @@ FAKE_TESTS = test/follow.bats test/notify.bats test/wait.bats test/analysis.bats
 # build (make check-cross).
 CROSS_TESTS = test/build.bats test/rules.bats test/bind.bats test/wait.bats test/register.bats \
               test/sets.bats
+# make check's other tiers: the fake kernel's own orderings and the
+# interleaving explorer; real kernels under QEMU (the images the
+# initramfs builders make among them); the packages and builders; and
+# whatever file no list names, so that none is left out.
+SLOW_TESTS  = test/order.bats test/explore.bats
+BOOT_TESTS  = test/qemu.bats test/board.bats test/systemd.bats test/builders.bats
+PKG_TESTS   = test/hooks.bats test/debian.bats test/arch.bats test/rpm.bats test/buildroot.bats \
+              test/yocto.bats
+OTHER_TESTS = $(filter-out $(FAKE_TESTS) $(SLOW_TESTS) $(BOOT_TESTS) $(PKG_TESTS),$(sort $(wildcard test/*.bats)))
+# Each tier's time and outcome, printed at the end (test/tier.sh).
+CHECK_TIMES = build/check.times
+TIER = sh test/tier.sh $(CHECK_TIMES)
 
 build/test/fakesys: test/fake/fakesys.c test/fake/uevent.h
 	@mkdir -p build/test
@@ -210,13 +222,21 @@ test:
 	$(MAKE) ARCH= all $(TEST_BIN)
 	FOLLOW_CYCLES=100 $(BATS) --jobs $(TEST_JOBS) --no-parallelize-within-files $(FAKE_TESTS)
 
+# Every tier runs, a failed one too (a build that fails stops it all);
+# the last line fails the run if one did.
 check: deps
-	$(MAKE) ARCH= all initramfs $(TEST_BIN)
-	for a in $(CROSS); do $(MAKE) ARCH=$$a all initramfs || exit 1; done
-	$(BATS) test
-	$(MAKE) check-asan check-ubsan
-	$(MAKE) fuzz FUZZ_TIME=$(CHECK_FUZZ_TIME)
-	st=0; for a in $(CROSS); do $(MAKE) ARCH=$$a check-cross || st=1; done; exit $$st
+	@rm -f $(CHECK_TIMES)
+	$(TIER) build sh -c '$(MAKE) ARCH= all initramfs $(TEST_BIN) && \
+		for a in $(CROSS); do $(MAKE) ARCH=$$a all initramfs || exit 1; done'
+	-$(TIER) fake $(BATS) $(FAKE_TESTS) $(SLOW_TESTS)
+	-$(TIER) boots $(BATS) $(BOOT_TESTS)
+	-$(TIER) packages $(BATS) $(PKG_TESTS)
+	-$(TIER) other $(BATS) $(OTHER_TESTS)
+	-$(TIER) asan $(MAKE) check-asan
+	-$(TIER) ubsan $(MAKE) check-ubsan
+	-$(TIER) fuzz $(MAKE) fuzz FUZZ_TIME=$(CHECK_FUZZ_TIME)
+	-for a in $(CROSS); do $(TIER) cross-$$a $(MAKE) ARCH=$$a check-cross; done
+	@$(TIER)
 
 # The binary's own cases once more, for a cross build run by qemu-user
 # (aarch64-linux-gnu: qemu-aarch64-static).

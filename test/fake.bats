@@ -311,8 +311,9 @@ pci_e1000() {
 	fake_driver pci e1000 match=*
 	fake_listen
 	fake_later 0.2 fake_device pci "$E1000" vendor=0x8086 device=0x100e
-	fake_later 0.4 fake_probe pci "$E1000"
 	[ ! -e "$SYS/bus/pci/devices/$E1000" ]
+	wait_for "$FAKE/uevents" '^add@/devices/pci'
+	fake_later 0.2 fake_probe pci "$E1000"
 	wait_for "$FAKE/uevents" '^bind@/devices/pci'
 	run fake_uevents
 	assert_output_is <<-EOF

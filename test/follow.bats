@@ -52,11 +52,11 @@ load helper
 	fake_device pci "$E1000" override driver=e1000
 	follow "pci/$E1000:vfio-pci"
 	until_driver pci "$E1000" e1000
-	sleep 0.5
+	idle
 	# one try: the rollback's bind of e1000 did not start it again
 	[ "$(grep -c "vfio-pci/bind" "$FAKE/log")" -eq 1 ]
 	nic_replugged e1000
-	sleep 0.5
+	idle
 	[ "$(grep -c "vfio-pci/bind" "$FAKE/log")" -eq 2 ]
 	follow_said <<-EOF
 	drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: Invalid argument; back on e1000
@@ -69,7 +69,7 @@ load helper
 	fake_conf ""
 	follow
 	fake_conf "pci/$E1000:pci-stub"
-	sleep 0.2
+	idle
 	assert_driver pci "$E1000" e1000
 	kill -HUP "$FOLLOW_PID"
 	until_driver pci "$E1000" pci-stub

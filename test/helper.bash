@@ -844,6 +844,34 @@ fake_idle() {
 	return 1
 }
 
+# drvbind_idle: the drvbind of this test (the one process with its
+# command line) has done with every uevent so far: it sleeps in ppoll()
+# with nothing left to read on its uevent socket (fake_idle), or it has
+# exited. The first call finds it, within 5 s, and keeps it in
+# DRVBIND_PID and DRVBIND_INO for the next calls of the same job. 1,
+# saying so, when there is none or it never is idle.
+drvbind_idle() {
+	local i=0
+	while [[ -z ${DRVBIND_INO-} ]] && ((i++ < 500)); do
+		DRVBIND_PID=$(pgrep -f -- "-k $FAKE/cmdline" | head -n 1)
+		[[ -n $DRVBIND_PID ]] && DRVBIND_INO=$(fake_nlsock "$DRVBIND_PID") && break
+		sleep 0.01
+	done
+	if [[ -z ${DRVBIND_INO-} ]]; then
+		echo "drvbind_idle: no drvbind with a uevent socket" >&2
+		return 1
+	fi
+	fake_idle "$DRVBIND_PID" "$DRVBIND_INO" && return 0
+	[[ -e /proc/$DRVBIND_PID ]] || return 0
+	echo "drvbind_idle: drvbind $DRVBIND_PID never went idle" >&2
+	return 1
+}
+
+# when_idle COMMAND [ARG...]: COMMAND once drvbind is idle (drvbind_idle)
+when_idle() {
+	drvbind_idle && "$@"
+}
+
 # fake_tree: the mounted tree, every path below $SYS sorted, one a line,
 # links shown as "a -> b": to compare a whole tree at once
 fake_tree() {

@@ -57,31 +57,6 @@ adding() {
 		fake_uevent add "$FAKE_DEVPATH" "SUBSYSTEM=$1"
 }
 
-# drvbind_idle: the drvbind of this test (the one process with its
-# command line) sleeps in ppoll() with nothing left to read on its
-# uevent socket (fake_idle): it has done with every uevent so far. 1,
-# saying so, when there is none within 5 s or it never is idle.
-drvbind_idle() {
-	local i pid="" ino=""
-	for ((i = 0; i < 500; i++)); do
-		pid=$(pgrep -f -- "-k $FAKE/cmdline" | head -n 1)
-		[[ -n $pid ]] && ino=$(fake_nlsock "$pid") && break
-		sleep 0.01
-	done
-	if [[ -z $ino ]]; then
-		echo "drvbind_idle: no drvbind with a uevent socket" >&2
-		return 1
-	fi
-	fake_idle "$pid" "$ino" && return 0
-	echo "drvbind_idle: drvbind $pid never went idle" >&2
-	return 1
-}
-
-# when_idle COMMAND [ARG...]: COMMAND once drvbind is idle (drvbind_idle)
-when_idle() {
-	drvbind_idle && "$@"
-}
-
 # appears_then_ready B ID [fake_device's ARGs...]: while drvbind waits
 # for it, the device appears in 7.1's window (adding); once drvbind has
 # done with its add uevent, device_add finishes (fake_ctl ready). For

@@ -35,7 +35,17 @@ driver_arrives() {
 	driver_registers pci pci-stub
 }
 
-# Unrelated devices announce themselves, as at coldplug, then ours appears.
+# The NIC appears while drvbind waits, then pci-stub registers once
+# drvbind has done with the NIC's add uevent: one job, each step after
+# the one before (both build in the same staging tree).
+nic_then_stub() {
+	when_idle device_appears pci "$E1000" vendor=0x8086 device=0x100e override &&
+		when_idle driver_arrives
+}
+
+# Unrelated devices announce themselves, as at coldplug, then ours
+# appears; fake_later runs it once drvbind waits (when_idle), so that
+# it hears the whole burst.
 burst_then_device() {
 	fake_ns bash -c 'for ((i = 0; i < $2; i++)); do
 		"$1" add "/devices/virtual/misc/noise$i" SUBSYSTEM=misc || exit 1
@@ -43,14 +53,15 @@ burst_then_device() {
 	device_appears pci "$E1000" vendor=0x8086 device=0x100e override
 }
 
-# A USB interface appears (usb_new_device() adds it, its add uevent goes
-# out) and its native driver probes it a moment later; one job, so the
-# probe never comes before the device even on a loaded machine.
+# A USB interface appears while drvbind waits (usb_new_device() adds
+# it, its add uevent goes out) and its native driver probes it once
+# drvbind has done with that uevent; one job, so the probe never comes
+# before the device even on a loaded machine.
 interface_appears_then_probed() {
+	drvbind_idle || return 1
 	fake_device usb 1-1:1.0 parent=1-1 class=08 "$@"
 	fake_uevent add "$FAKE_DEVPATH" SUBSYSTEM=usb
-	sleep 0.5
-	fake_probe usb 1-1:1.0
+	when_idle fake_probe usb 1-1:1.0
 }
 
 # The writes for a device held for pci-stub, which never came: the
@@ -277,8 +288,7 @@ modprobe -q -- pci-stub"
 
 @test "drvbind exits as soon as every rule is settled, long before the timeout" {
 	fake_driver pci e1000 "match=$E1000"
-	fake_later 0.3 device_appears pci "$E1000" vendor=0x8086 device=0x100e override
-	fake_later 0.8 driver_arrives
+	fake_later 0 nic_then_stub
 	start=$SECONDS
 	run drvbind -t 30 "pci/$E1000:pci-stub"
 	[ "$status" -eq 0 ]
@@ -327,7 +337,7 @@ modprobe -q -- pci-stub"
 @test "none holds a USB interface that appears while drvbind waits, so the native probe a moment later binds nothing" {
 	fake_device usb 1-1 idVendor=0781 idProduct=5567
 	fake_driver usb usb-storage match=1-1:1.0
-	fake_later 0.3 interface_appears_then_probed
+	fake_later 0 interface_appears_then_probed
 	run drvbind -t 5 usb/1-1:1.0:none
 	[ "$status" -eq 0 ]
 	# drvbind looked at the add uevent, before the probe
@@ -343,7 +353,7 @@ modprobe -q -- pci-stub"
 @test "none on a USB interface without authorized (before Linux 4.4) unbinds the native driver that probes it while drvbind watches" {
 	fake_device usb 1-1 idVendor=0781 idProduct=5567
 	fake_driver usb usb-storage match=1-1:1.0
-	fake_later 0.3 interface_appears_then_probed noauth
+	fake_later 0 interface_appears_then_probed noauth
 	run_says 0 - drvbind -t 2 usb/1-1:1.0:none <<-EOF
 	drvbind: usb/1-1:1.0: already unbound
 	drvbind: usb/1-1:1.0: usb-storage bound it; unbound again
@@ -437,7 +447,7 @@ modprobe -q -- pci-stub"
 
 @test "a device that appears after a burst of unrelated uevents still gets handled" {
 	fake_driver pci pci-stub
-	fake_later 0.5 burst_then_device 300
+	fake_later 0 when_idle burst_then_device 300
 	run drvbind -v -t 8 "pci/$E1000:pci-stub"
 	[ "$status" -eq 0 ]
 	[[ $output == *"drvbind: uevent add /devices/virtual/misc/noise0"* ]]
