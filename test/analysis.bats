@@ -64,7 +64,7 @@ TIDY_CHECKS='-*,clang-analyzer-*,-clang-analyzer-security.insecureAPI.Deprecated
 	fake_device usb 1-1:1.0 parent=1-1 class=08 driver=usb-storage
 	fake_cmdline "drvbind=pci/$E1000:vfio-pci drvbind=usb/1-1:1.0:none drvbind=bad"
 	fake_conf "0000:00:09.0:pci-stub"
-	fake_later 0.5 fake_device pci 0000:00:09.0 vendor=0x8086 device=0x100e
+	fake_later idle fake_device pci 0000:00:09.0 vendor=0x8086 device=0x100e
 	run fake_ns "${vg[@]}" -v -t 10
 	echo "$output"
 	[ "$status" -eq 1 ]

@@ -710,37 +710,56 @@ fake_plug() {
 		fake_ctl probe "$1" "$2"
 }
 
-# fake_later SECONDS COMMAND [ARG...]: COMMAND, a verb or any command,
-# in the background SECONDS later, while drvbind waits; its output goes
-# to $FAKE/later.out, and teardown ends it. A device that fake_device
-# makes then announces itself with its add uevent (and its bind uevent
-# with driver=), a driver that fake_driver makes with its own add
-# uevent (fake_register sends its own, at its step).
+# fake_later idle|SECONDS COMMAND [ARG...] [\; COMMAND [ARG...]]...: each
+# COMMAND, a verb or any command, in the background, one after the
+# other: with idle, each once drvbind has done with every uevent so far
+# (drvbind_idle), so that it comes while drvbind waits however loaded
+# the machine is; else all SECONDS later. Its output goes to
+# $FAKE/later.out, and teardown ends it. A device that fake_device makes
+# then announces itself with its add uevent (and its bind uevent with
+# driver=), a driver that fake_driver makes with its own add uevent
+# (fake_register sends its own, at its step).
 fake_later() {
 	local delay=$1
 	shift
 	(
-		sleep "$delay"
-		case $1 in
-		fake_device)
-			"$@" || exit 1
-			fake_uevent add "$FAKE_DEVPATH" "SUBSYSTEM=$2"
-			for a in "${@:4}"; do
-				[[ $a == driver=* ]] &&
-					fake_uevent bind "$FAKE_DEVPATH" "SUBSYSTEM=$2" \
-						"DRIVER=${a#driver=}"
+		[[ $delay == idle ]] || sleep "$delay"
+		while (($#)); do
+			local -a step=()
+			while (($#)) && [[ $1 != ';' ]]; do
+				step+=("$1")
+				shift
 			done
-			;;
-		fake_driver)
-			"$@" || exit 1
-			fake_uevent add "/bus/$2/drivers/$3" SUBSYSTEM=drivers
-			;;
-		*)
-			"$@"
-			;;
-		esac
+			(($# == 0)) || shift
+			[[ $delay != idle ]] || drvbind_idle || exit 1
+			later_step "${step[@]}" || exit 1
+		done
 	) </dev/null >>"$FAKE/later.out" 2>&1 3>&- &
 	echo $! >>"$FAKE/pids"
+}
+
+# later_step COMMAND [ARG...]: one of fake_later's COMMANDs, with the
+# uevents fake_device and fake_driver do not send themselves
+later_step() {
+	local a
+	case $1 in
+	fake_device)
+		"$@" || return 1
+		fake_uevent add "$FAKE_DEVPATH" "SUBSYSTEM=$2"
+		for a in "${@:4}"; do
+			[[ $a == driver=* ]] &&
+				fake_uevent bind "$FAKE_DEVPATH" "SUBSYSTEM=$2" \
+					"DRIVER=${a#driver=}"
+		done
+		return 0
+		;;
+	fake_driver)
+		"$@" && fake_uevent add "/bus/$2/drivers/$3" SUBSYSTEM=drivers
+		;;
+	*)
+		"$@"
+		;;
+	esac
 }
 
 # fake_listen: record this namespace's uevents in $FAKE/uevents, from

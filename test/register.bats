@@ -48,7 +48,7 @@ uas_refused() {
 	# e1000 binds the NIC inside driver_register: no unbind file yet
 	fake_register pci e1000 "match=$E1000" steps=attach
 	assert_driver pci "$E1000" e1000
-	fake_later 0.5 fake_register_rest pci e1000
+	fake_later idle fake_register_rest pci e1000
 	run_says 0 "drvbind: pci/$E1000: e1000 -> pci-stub" drvbind -t 5 "pci/$E1000:pci-stub"
 	assert_driver pci "$E1000" pci-stub
 	# the override held the NIC while e1000 finished registering
@@ -69,7 +69,7 @@ uas_refused() {
 	fake_device pci "$E1000" vendor=0x8086 device=0x100e override driver=e1000
 	# bind and unbind are gone; the device is still bound
 	fake_unregister pci e1000 steps=unbind
-	fake_later 0.5 fake_unregister_rest pci e1000
+	fake_later idle fake_unregister_rest pci e1000
 	run_says 0 "drvbind: pci/$E1000: e1000 -> none" drvbind -t 5 "pci/$E1000:none"
 	nic_is none none
 }
@@ -102,8 +102,7 @@ uas_refused() {
 
 @test "a USB interface waiting for a driver not registered yet is held by authorized 0 against its native driver, then bound" {
 	usb_stick
-	fake_later 0.3 fake_register usb usb-storage "match=$USB_IF"
-	fake_later 0.8 fake_register usb uas "match=$USB_IF"
+	fake_later idle fake_register usb usb-storage "match=$USB_IF" \; fake_register usb uas "match=$USB_IF"
 	run drvbind -t 5 "usb/$USB_IF:uas"
 	[ "$status" -eq 0 ]
 	# usb-storage registered first and could not take the interface
@@ -152,7 +151,7 @@ uas_refused() {
 	stick_on_storage
 	# usb_register_driver: bind files and the add uevent, new_id later
 	fake_register usb uas new_id steps=add
-	fake_later 0.3 fake_register_rest usb uas
+	fake_later idle fake_register_rest usb uas
 	run_says 0 "drvbind: usb/$USB_IF: usb-storage -> uas (new_id \"0781 5567 08\")" \
 		drvbind -t 5 "usb/$USB_IF:uas"
 	interface_is uas 1
@@ -176,7 +175,7 @@ uas_refused() {
 @test "none on a bus without driver_override or authorized unbinds a driver that binds the device while drvbind watches" {
 	fake_driver serio atkbd match=serio0
 	fake_device serio serio0 driver=atkbd
-	fake_later 1 fake_probe serio serio0
+	fake_later idle fake_probe serio serio0
 	run_says 0 - drvbind -t 2 serio/serio0:none <<-EOF
 	drvbind: serio/serio0: atkbd -> none
 	drvbind: serio/serio0: atkbd bound it; unbound again
@@ -193,7 +192,7 @@ uas_refused() {
 	fake_device serio serio0
 	fake_register serio atkbd match=serio0 steps=attach
 	assert_driver serio serio0 atkbd
-	fake_later 0.5 fake_register_rest serio atkbd
+	fake_later idle fake_register_rest serio atkbd
 	run_says 0 "drvbind: serio/serio0: atkbd -> none" drvbind -t 2 serio/serio0:none
 	assert_driver serio serio0 none
 }

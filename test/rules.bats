@@ -449,7 +449,7 @@ assert_nic_and_port_moved() {
 @test "a bad drvbind.timeout= alone keeps the default wait, so a device that appears later is moved" {
 	fake_driver pci pci-stub 'match=*'
 	fake_cmdline "drvbind.timeout=abc drvbind=$E1000:pci-stub"
-	fake_later 0.5 fake_device pci "$E1000" override
+	fake_later idle fake_device pci "$E1000" override
 	run_says 1 - drvbind <<-EOF
 	drvbind: bad "drvbind.timeout"="abc": not a whole number of seconds
 	drvbind: pci/$E1000: none -> pci-stub

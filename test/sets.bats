@@ -149,8 +149,7 @@ gpu_slot() {
 @test "a set takes a device that appears while it waits for its driver" {
 	fake_driver pci e1000 'match=*'
 	fake_device pci 0000:01:00.0 driver=e1000 override
-	fake_later 0.5 fake_device pci 0000:01:00.1 driver=e1000 override
-	fake_later 1 fake_driver pci pci-stub 'match=*'
+	fake_later idle fake_device pci 0000:01:00.1 driver=e1000 override \; fake_driver pci pci-stub 'match=*'
 	run drvbind -t 5 -m /bin/true "pci/0000:01:00.*:pci-stub"
 	[ "$status" -eq 0 ]
 	grep -qE "^drvbind: pci/0000:01:00\.\*: (0000:01:00\.[01] ){2}on pci-stub$" <<<"$output"
@@ -164,7 +163,7 @@ gpu_slot() {
 	fake_device pci 0000:01:00.0 driver=nouveau override
 	fake_device pci 0000:01:00.1 driver=snd_hda_intel override
 	fake_device pci 0000:01:00.2 override
-	fake_later 1.1 driver_registers pci vfio-pci
+	fake_later idle driver_registers pci vfio-pci
 	run_says 0 "drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 0000:01:00.2 on vfio-pci" \
 		drvbind -t 5 "pci/0000:01:00.*:vfio-pci"
 	run cat "$FAKE/modprobe.log"

@@ -35,33 +35,14 @@ driver_arrives() {
 	driver_registers pci pci-stub
 }
 
-# The NIC appears while drvbind waits, then pci-stub registers once
-# drvbind has done with the NIC's add uevent: one job, each step after
-# the one before (both build in the same staging tree).
-nic_then_stub() {
-	when_idle device_appears pci "$E1000" vendor=0x8086 device=0x100e override &&
-		when_idle driver_arrives
-}
-
 # Unrelated devices announce themselves, as at coldplug, then ours
-# appears; fake_later runs it once drvbind waits (when_idle), so that
-# it hears the whole burst.
+# appears (fake_later idle: once drvbind waits, so that it hears the
+# whole burst).
 burst_then_device() {
 	fake_ns bash -c 'for ((i = 0; i < $2; i++)); do
 		"$1" add "/devices/virtual/misc/noise$i" SUBSYSTEM=misc || exit 1
 	done' - "$UEVENT" "$1" || return 1
 	device_appears pci "$E1000" vendor=0x8086 device=0x100e override
-}
-
-# A USB interface appears while drvbind waits (usb_new_device() adds
-# it, its add uevent goes out) and its native driver probes it once
-# drvbind has done with that uevent; one job, so the probe never comes
-# before the device even on a loaded machine.
-interface_appears_then_probed() {
-	drvbind_idle || return 1
-	fake_device usb 1-1:1.0 parent=1-1 class=08 "$@"
-	fake_uevent add "$FAKE_DEVPATH" SUBSYSTEM=usb
-	when_idle fake_probe usb 1-1:1.0
 }
 
 # The writes for a device held for pci-stub, which never came: the
@@ -92,7 +73,7 @@ moved_without_modprobe() {
 
 @test "a device that appears later is moved once it appears" {
 	fake_driver pci pci-stub
-	fake_later 0.6 device_appears pci "$E1000" vendor=0x8086 device=0x100e override
+	fake_later idle device_appears pci "$E1000" vendor=0x8086 device=0x100e override
 	run_says 0 "drvbind: pci/$E1000: none -> pci-stub" drvbind -t 5 "pci/$E1000:pci-stub"
 	assert_driver pci "$E1000" pci-stub
 	assert_log <<<"$UNBOUND_TO_STUB"
@@ -100,9 +81,10 @@ moved_without_modprobe() {
 
 @test "with -v the add uevent is shown before the move it woke" {
 	fake_driver pci pci-stub
-	# Between two of the re-scans a tree that is not sysfs gets (every
-	# 250 ms): the add uevent, sent as the device appears, wakes drvbind.
-	fake_later 0.6 device_appears pci "$E1000" vendor=0x8086 device=0x100e override
+	# Once drvbind listens, between two of the re-scans a tree that is
+	# not sysfs gets (every 250 ms): the add uevent, sent as the device
+	# appears, wakes drvbind.
+	fake_later idle device_appears pci "$E1000" vendor=0x8086 device=0x100e override
 	run drvbind -v -t 5 "pci/$E1000:pci-stub"
 	[ "$status" -eq 0 ]
 	assert_driver pci "$E1000" pci-stub
@@ -117,7 +99,7 @@ moved_without_modprobe() {
 
 @test "a driver that appears later is asked of modprobe once, holds the device by driver_override, then takes it" {
 	pci_e1000
-	fake_later 1.1 driver_arrives
+	fake_later idle driver_arrives
 	run drvbind -v -t 5 "pci/$E1000:pci-stub"
 	[ "$status" -eq 0 ]
 	[[ $output == *"drvbind: asking $FAKE/modprobe for pci-stub"* ]]
@@ -142,7 +124,7 @@ moved_without_modprobe() {
 	for d in 0000:00:03.0 0000:00:04.0 0000:00:05.0 0000:00:06.0; do
 		fake_device pci "$d" driver=e1000 override
 	done
-	fake_later 1.1 driver_registers pci pci-stub
+	fake_later idle driver_registers pci pci-stub
 	run drvbind -t 5 pci/0000:00:03.0:pci-stub pci/0000:00:04.0:pci-stub pci/0000:00:05.0:pci-stub \
 		pci/0000:00:06.0:nosuch
 	[ "$status" -eq 1 ]
@@ -157,7 +139,7 @@ modprobe -q -- pci-stub"
 
 @test "a device on its native driver is left there while its new driver loads, then moved" {
 	pci_e1000 driver=e1000
-	fake_later 0.6 driver_arrives
+	fake_later idle driver_arrives
 	run_says 0 "drvbind: pci/$E1000: e1000 -> pci-stub" drvbind -t 5 "pci/$E1000:pci-stub"
 	# not held: a bound device keeps working until the driver is there
 	run cat "$FAKE/override.seen"
@@ -171,8 +153,7 @@ modprobe -q -- pci-stub"
 	pci_e1000
 	# bus_add_driver() makes the directory, attaches, then adds bind and
 	# unbind; only then comes the add uevent
-	fake_later 0.3 mkdir "$FAKE/back/bus/pci/drivers/pci-stub"
-	fake_later 1.1 driver_arrives
+	fake_later idle mkdir "$FAKE/back/bus/pci/drivers/pci-stub" \; driver_arrives
 	run_says 0 "drvbind: pci/$E1000: none -> pci-stub" drvbind -t 5 "pci/$E1000:pci-stub"
 	run cat "$FAKE/override.seen"
 	assert_output_is 'pci-stub'
@@ -181,14 +162,14 @@ modprobe -q -- pci-stub"
 
 @test "-m '' runs no modprobe for a missing driver" {
 	pci_e1000
-	fake_later 0.6 driver_arrives
+	fake_later idle driver_arrives
 	moved_without_modprobe drvbind -m '' -v -t 5 "pci/$E1000:pci-stub"
 }
 
 @test "drvbind.modprobe= on the command line names the program asked for a missing driver" {
 	pci_e1000
 	fake_cmdline "quiet drvbind=pci/$E1000:pci-stub drvbind.modprobe=$FAKE/modprobe"
-	fake_later 0.6 driver_arrives
+	fake_later idle driver_arrives
 	run_says 0 "drvbind: pci/$E1000: none -> pci-stub" drvbind_no_m -t 5
 	run cat "$FAKE/modprobe.log"
 	assert_output_is 'modprobe -q -- pci-stub'
@@ -199,7 +180,7 @@ modprobe -q -- pci-stub"
 	pci_e1000
 	# the last occurrence wins: the fake one named first must not run
 	fake_cmdline "drvbind.modprobe=$FAKE/modprobe drvbind=pci/$E1000:pci-stub drvbind.modprobe="
-	fake_later 0.6 driver_arrives
+	fake_later idle driver_arrives
 	moved_without_modprobe drvbind_no_m -v -t 5
 }
 
@@ -231,7 +212,7 @@ modprobe -q -- pci-stub"
 	fake_driver pci pci-stub
 	# the add uevent comes before the bus lets drivers match the device
 	fake_fault bus/pci/drivers/pci-stub/bind ENODEV
-	fake_later 0.3 device_appears pci "$E1000" vendor=0x8086 device=0x100e override
+	fake_later idle device_appears pci "$E1000" vendor=0x8086 device=0x100e override
 	run_says 0 "drvbind: pci/$E1000: none -> pci-stub" drvbind -t 5 "pci/$E1000:pci-stub"
 	assert_driver pci "$E1000" pci-stub
 	# no new_id: the override matches whatever the ids
@@ -245,8 +226,7 @@ modprobe -q -- pci-stub"
 @test "a new device that bind keeps refusing stays held by its override until the kernel's own probe binds it" {
 	fake_driver pci pci-stub new_id
 	fake_fault bus/pci/drivers/pci-stub/bind ENODEV always
-	fake_later 0.3 device_appears pci "$E1000" vendor=0x8086 device=0x100e override
-	fake_later 1.2 fake_probe pci "$E1000"
+	fake_later idle device_appears pci "$E1000" vendor=0x8086 device=0x100e override \; fake_probe pci "$E1000"
 	run_says 0 "drvbind: pci/$E1000: none -> pci-stub" drvbind -t 5 "pci/$E1000:pci-stub"
 	assert_driver pci "$E1000" pci-stub
 	log_has "bus/pci/drivers/pci-stub/bind $E1000 -> ENODEV"
@@ -288,7 +268,7 @@ modprobe -q -- pci-stub"
 
 @test "drvbind exits as soon as every rule is settled, long before the timeout" {
 	fake_driver pci e1000 "match=$E1000"
-	fake_later 0 nic_then_stub
+	fake_later idle device_appears pci "$E1000" vendor=0x8086 device=0x100e override \; driver_arrives
 	start=$SECONDS
 	run drvbind -t 30 "pci/$E1000:pci-stub"
 	[ "$status" -eq 0 ]
@@ -337,7 +317,7 @@ modprobe -q -- pci-stub"
 @test "none holds a USB interface that appears while drvbind waits, so the native probe a moment later binds nothing" {
 	fake_device usb 1-1 idVendor=0781 idProduct=5567
 	fake_driver usb usb-storage match=1-1:1.0
-	fake_later 0 interface_appears_then_probed
+	fake_later idle fake_device usb 1-1:1.0 parent=1-1 class=08 \; fake_probe usb 1-1:1.0
 	run drvbind -t 5 usb/1-1:1.0:none
 	[ "$status" -eq 0 ]
 	# drvbind looked at the add uevent, before the probe
@@ -353,7 +333,7 @@ modprobe -q -- pci-stub"
 @test "none on a USB interface without authorized (before Linux 4.4) unbinds the native driver that probes it while drvbind watches" {
 	fake_device usb 1-1 idVendor=0781 idProduct=5567
 	fake_driver usb usb-storage match=1-1:1.0
-	fake_later 0 interface_appears_then_probed noauth
+	fake_later idle fake_device usb 1-1:1.0 parent=1-1 class=08 noauth \; fake_probe usb 1-1:1.0
 	run_says 0 - drvbind -t 2 usb/1-1:1.0:none <<-EOF
 	drvbind: usb/1-1:1.0: already unbound
 	drvbind: usb/1-1:1.0: usb-storage bound it; unbound again
@@ -447,8 +427,10 @@ modprobe -q -- pci-stub"
 
 @test "a device that appears after a burst of unrelated uevents still gets handled" {
 	fake_driver pci pci-stub
-	fake_later 0 when_idle burst_then_device 300
-	run drvbind -v -t 8 "pci/$E1000:pci-stub"
+	fake_later idle burst_then_device 300
+	# 300 uevents from 300 processes take seconds on a loaded machine:
+	# the deadline is only how long a wrong run waits
+	run drvbind -v -t 30 "pci/$E1000:pci-stub"
 	[ "$status" -eq 0 ]
 	[[ $output == *"drvbind: uevent add /devices/virtual/misc/noise0"* ]]
 	[[ $(tail -n 1 <<<"$output") == "drvbind: pci/$E1000: none -> pci-stub" ]]
