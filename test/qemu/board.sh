@@ -6,7 +6,8 @@
 #
 #   test/qemu/board.sh arm64|armhf [SCENARIO[@SUITE]...]
 #                          dt rootfs, then dt@S rootfs@S for each S of
-#                          BOARD_SUITES (default "trixie")
+#                          BOARD_SUITES (default "trixie sid" on arm64,
+#                          "trixie" on armhf)
 #
 # The boards are QEMU's virt machines, whose devices come from a device
 # tree as on most ARM boards: AMBA 9010000.pl031 (rtc-pl031) and
@@ -14,7 +15,8 @@
 # for an e1000 whose driver is a module. The kernels are Debian's
 # (linux-image-arm64, linux-image-armmp), fetched and cached like the
 # PC's (kernel.sh): Debian 12's (6.1) without @SUITE, else that suite's
-# (trixie: Debian 13's 6.12), each with an image of its own modules.
+# (trixie: Debian 13's 6.12; sid: 7.2), each with an image of its own
+# modules.
 # Busybox is Debian 12's busybox-static of the same architecture, from
 # its .deb, on every kernel (it is only the userland). drvbind is
 # build/ARCH/drvbind (DRVBIND=FILE: another), inside the one image as
@@ -28,30 +30,34 @@ cd "$top"
 q=test/qemu
 arch=$1
 shift
-if [ $# -eq 0 ]; then
-	set -- dt rootfs
-	for suite in ${BOARD_SUITES-trixie}; do
-		set -- "$@" "dt@$suite" "rootfs@$suite"
-	done
-fi
 
 # Per board: QEMU, its console, the kernel's metapackage, the qemu-user
-# that runs the board's busybox here, the modules the scenarios load, and
-# a driver that refuses the e1000 (see guest/dt.sh).
+# that runs the board's busybox here, the modules the scenarios load, a
+# driver that refuses the e1000 (see guest/dt.sh), and the suites booted
+# beside Debian 12 by default. Linux 7 boots on arm64, the architecture
+# most boards that run drvbind have; armhf stays on 6.1 and 6.12.
 case $arch in
 arm64)
 	qemu="qemu-system-aarch64 -M virt -cpu cortex-a57"
 	meta=linux-image-arm64:arm64 user=qemu-aarch64-static
-	mods="virtio_mmio virtio_console e1000 vfio-pci" refuse=vfio-pci ;;
+	mods="virtio_mmio virtio_console e1000 vfio-pci" refuse=vfio-pci
+	suites="trixie sid" ;;
 armhf)
 	# highmem=off: the armmp kernel has no LPAE, so nothing above 4 GiB
 	qemu="qemu-system-arm -M virt,highmem=off -cpu cortex-a15"
 	meta=linux-image-armmp:armhf user=qemu-arm-static
-	mods="virtio_mmio virtio_console e1000" refuse=pcieport ;;
+	mods="virtio_mmio virtio_console e1000" refuse=pcieport
+	suites=trixie ;;
 *)
 	echo "board.sh: no board $arch (arm64, armhf)" >&2
 	exit 1 ;;
 esac
+if [ $# -eq 0 ]; then
+	set -- dt rootfs
+	for suite in ${BOARD_SUITES-$suites}; do
+		set -- "$@" "dt@$suite" "rootfs@$suite"
+	done
+fi
 
 cache=build/board/$arch
 bin=${DRVBIND:-build/$arch/drvbind}
