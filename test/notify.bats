@@ -157,6 +157,8 @@ registers_then_ready() {
 	READY=1\nSTATUS=held 1, waiting 0, failed 0, absent 0
 	EOF
 	follow_end_ok
+	# socat writes what it received in its own time
+	until_said '^STOPPING=1'
 	notify_is "$WAITED_HELD_STOPPED"
 	run cat "$FAKE/follow.out"
 	assert_output_is "drvbind: pci/$E1000: e1000 -> pci-stub"
@@ -260,6 +262,8 @@ registers_then_ready() {
 	until_said '^RELOADING=1'
 	waits_quietly
 	follow_end_ok
+	# socat writes what it received in its own time
+	until_said '^STOPPING=1'
 	notify_is <<-'EOF'
 	READY=1\nSTATUS=held 1, waiting 0, failed 0, absent 0
 	RELOADING=1\nMONOTONIC_USEC=N\nSTATUS=held 1, waiting 0, failed 0, absent 0
@@ -282,6 +286,8 @@ registers_then_ready() {
 	until_said '^STATUS=held 1'
 	waits_quietly
 	follow_end_ok
+	# socat writes what it received in its own time
+	until_said '^STOPPING=1'
 	notify_is <<-'EOF'
 	READY=1\nSTATUS=held 1, waiting 0, failed 0, absent 0
 	STATUS=held 0, waiting 1, failed 0, absent 0
@@ -299,6 +305,8 @@ registers_then_ready() {
 	registers_then_ready
 	assert_driver pci "$E1000" pci-stub
 	follow_end_ok
+	# socat writes what it received in its own time
+	until_said '^STOPPING=1'
 	notify_is "$WAITED_HELD_STOPPED"
 }
 
@@ -371,6 +379,8 @@ s6_said() {
 	registers_then_ready
 	s6_said
 	follow_end_ok
+	# socat writes what it received in its own time
+	until_said '^STOPPING=1'
 	notify_is "$WAITED_HELD_STOPPED"
 }
 

@@ -334,7 +334,8 @@ modprobe -q -- pci-stub"
 	fake_device usb 1-1 idVendor=0781 idProduct=5567
 	fake_driver usb usb-storage match=1-1:1.0
 	fake_later idle fake_device usb 1-1:1.0 parent=1-1 class=08 noauth \; fake_probe usb 1-1:1.0
-	run_says 0 - drvbind -t 2 usb/1-1:1.0:none <<-EOF
+	# the watch lasts to the deadline: room for both steps when loaded
+	run_says 0 - drvbind -t 4 usb/1-1:1.0:none <<-EOF
 	drvbind: usb/1-1:1.0: already unbound
 	drvbind: usb/1-1:1.0: usb-storage bound it; unbound again
 	EOF
