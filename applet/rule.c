@@ -347,26 +347,32 @@ static void wait_refused(struct rule *r, enum wait wait, const struct fail *f)
 }
 
 /*
+ * A PCI remove releases the driver twice (pci_stop_dev, then device_del
+ * once the bus link is gone): a follower woken by the first binds a
+ * device on its way out, and the second undoes it. A device whose bus
+ * link went during the move is no failure of its rule: a follower looks
+ * again, and one added again is a new device. 1: so it went.
+ */
+static int removed(struct rule *r)
+{
+	char gone[PATH_SZ];
+
+	if (!flag[FOLLOW] || dev_path(gone, r, "") < 0 || sys_exists(gone))
+		return 0;
+	say(LOG_DEBUG, "%r: removed during the move", r);
+	rule_arm(r, r->until);
+	return 1;
+}
+
+/*
  * A move that failed may still be one to wait out (the table's rows
  * FOR_BUS, FOR_NEW_ID, FOR_DRIVER and the bus link gone). 1: the rule
  * waits; 0: it failed.
  */
 static int refusal_waits(struct rule *r, const char *cur, struct fail *f)
 {
-	char gone[PATH_SZ];
-
-	/*
-	 * A PCI remove releases the driver twice (pci_stop_dev, then
-	 * device_del once the bus link is gone): a follower woken by the
-	 * first binds a device on its way out, and the second undoes it. A
-	 * device whose bus link went during the move is no failure of its
-	 * rule: a follower looks again, and one added again is a new device.
-	 */
-	if (flag[FOLLOW] && dev_path(gone, r, "") == 0 && !sys_exists(gone)) {
-		say(LOG_DEBUG, "%r: removed during the move", r);
-		rule_arm(r, r->until);
+	if (removed(r))
 		return 1;
-	}
 	/*
 	 * From Linux 7.1 a device is probed only once device_add() has
 	 * finished, after its add uevent; a bind in between says EAGAIN,

@@ -51,6 +51,20 @@ TIDY_CHECKS='-*,clang-analyzer-*,-clang-analyzer-security.insecureAPI.Deprecated
 	[ -z "$output" ]
 }
 
+# A function is its definition's first line (a name and '(' at the start
+# of a line, no ';') to its closing brace, also at the start of a line:
+# the kernel's style, which applet/ keeps.
+@test "no function in applet/ is longer than 60 lines, its comments and blank lines counted" {
+	shipped_only "analyses the sources"
+	run awk 'FNR == 1 { start = 0 }
+		/^[a-z_].*[a-z_0-9]\(/ && !/;$/ && !/^(static )?const/ { start = FNR; name = $0 }
+		/^}/ && start { if (FNR - start + 1 > 60) print FILENAME ": " FNR - start + 1 " lines: " name; n++; start = 0 }
+		END { if (n < 50) print "only " n + 0 " functions found" }' "$TOP"/applet/*.c
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
 @test "valgrind's memcheck sees no error in runs that move, roll back, teach new_id, wait for a device, list and dry-run" {
 	shipped_only "runs the shipped code under valgrind"
 	local vg=(valgrind -q --error-exitcode=99 --log-file="$FAKE/vg.%p" "$TOP/build/drvbind.syms"
