@@ -138,8 +138,11 @@ print-nm:
 
 BATS      = bats
 CLANG     = clang
-# bats files side by side in make test (bats --jobs, with GNU parallel).
+# bats files side by side (bats --jobs, with GNU parallel): make test,
+# and the fake-kernel tiers of make check. The cases of one file keep
+# their order (some share what setup_file made).
 TEST_JOBS = $(shell nproc)
+PBATS     = $(BATS) --jobs $(TEST_JOBS) --no-parallelize-within-files
 # Seconds of fuzzing per parser: make fuzz, and the short run in make check.
 FUZZ_TIME = 300
 CHECK_FUZZ_TIME = 15
@@ -215,12 +218,11 @@ build/fuzz/cmdline build/fuzz/rule build/fuzz/uevent: test/fuzz/parse_fuzz.c app
 		-DTARGET_$$(basename $@ | tr a-z A-Z) -o $@ test/fuzz/parse_fuzz.c applet/parse.c applet/mem.c
 
 # Each test makes its own namespace, mount and directories, so the files
-# run side by side; the cases of one file keep their order (some share
-# what setup_file made). The follower's endurance run goes 100 cycles, as
-# on the sanitizer builds; bats test, in make check, runs its 1000.
+# run side by side. The follower's endurance run goes 100 cycles, as on
+# the sanitizer builds; make check runs its 1000.
 test:
 	$(MAKE) ARCH= all $(TEST_BIN)
-	FOLLOW_CYCLES=100 $(BATS) --jobs $(TEST_JOBS) --no-parallelize-within-files $(FAKE_TESTS)
+	FOLLOW_CYCLES=100 $(PBATS) $(FAKE_TESTS)
 
 # Every tier runs, a failed one too (a build that fails stops it all);
 # the last line fails the run if one did.
@@ -228,7 +230,7 @@ check: deps
 	@rm -f $(CHECK_TIMES)
 	$(TIER) build sh -c '$(MAKE) ARCH= all initramfs $(TEST_BIN) && \
 		for a in $(CROSS); do $(MAKE) ARCH=$$a all initramfs || exit 1; done'
-	-$(TIER) fake $(BATS) $(FAKE_TESTS) $(SLOW_TESTS)
+	-$(TIER) fake $(PBATS) $(FAKE_TESTS) $(SLOW_TESTS)
 	-$(TIER) boots $(BATS) $(BOOT_TESTS)
 	-$(TIER) packages $(BATS) $(PKG_TESTS)
 	-$(TIER) other $(BATS) $(OTHER_TESTS)
@@ -242,7 +244,7 @@ check: deps
 # (aarch64-linux-gnu: qemu-aarch64-static).
 RUN = qemu-$(firstword $(subst -, ,$(TRIPLET)))-static
 check-cross: all $(TEST_BIN)
-	DRVBIND=$(O)/drvbind DRVBIND_RUN=$(RUN) DRVBIND_ARCH=$(ARCH) $(BATS) $(CROSS_TESTS)
+	DRVBIND=$(O)/drvbind DRVBIND_RUN=$(RUN) DRVBIND_ARCH=$(ARCH) $(PBATS) $(CROSS_TESTS)
 
 # ASan and UBSan also report from background children into
 # build/asan/log; any report there fails the run. No leak check: there
@@ -253,13 +255,13 @@ check-asan: deps
 	@rm -rf build/asan/log && mkdir -p build/asan/log
 	st=0; ASAN_OPTIONS=detect_leaks=0:log_path=$$PWD/build/asan/log/asan \
 		UBSAN_OPTIONS=print_stacktrace=1:log_path=$$PWD/build/asan/log/ubsan \
-		DRVBIND=$$PWD/build/asan/drvbind FOLLOW_CYCLES=100 $(BATS) $(FAKE_TESTS) || st=$$?; \
+		DRVBIND=$$PWD/build/asan/drvbind FOLLOW_CYCLES=100 $(PBATS) $(FAKE_TESTS) || st=$$?; \
 	if [ -n "$$(ls build/asan/log)" ]; then cat build/asan/log/*; echo "check-asan: sanitizer reports above" >&2; st=1; fi; \
 	exit $$st
 
 check-ubsan: deps
 	$(MAKE) ARCH= all build/ubsan/drvbind $(TEST_BIN)
-	DRVBIND=$$PWD/build/ubsan/drvbind FOLLOW_CYCLES=100 $(BATS) $(FAKE_TESTS)
+	DRVBIND=$$PWD/build/ubsan/drvbind FOLLOW_CYCLES=100 $(PBATS) $(FAKE_TESTS)
 
 # Replays the committed corpus (test/fuzz/corpus/TARGET, every past
 # finding among it), then fuzzes each parser for FUZZ_TIME seconds.
