@@ -101,8 +101,12 @@ static const char *step_name(const struct rule *r, enum step step)
 	return step == STEP_HOLD ? hold_attr(r) : name[step];
 }
 
-/* Records a failed step: its errno, or SHORT_WRITE. -1, for the caller to return. */
-static int fail(struct fail *f, enum step step, int ret)
+/*
+ * Records a failed step: its errno, or SHORT_WRITE. -1, for the caller
+ * to return. Not inlined: a dozen steps record their failure, and each
+ * would carry errno's lookup.
+ */
+static __attribute__((noinline)) int fail(struct fail *f, enum step step, int ret)
 {
 	f->step = step;
 	f->err = ret == STORE_SHORT ? SHORT_WRITE : errno;
@@ -444,6 +448,9 @@ static int hold_write(struct rule *r, const char *val, const char *hold_val, con
 	 */
 	if ((ret = attr_store(look.hold, hold_path, val)) < 0)
 		return fail(f, STEP_HOLD, ret);
+	/* A member held anew, even one left without a driver, is its set's news: the line comes again. */
+	if (r->in_set)
+		rules[r->in_set - 1].said = 0;
 	/*
 	 * From 7.0 the override store takes a spinlock of its own, not the
 	 * device lock, and no longer waits for a probe already running,
@@ -639,9 +646,10 @@ static void rule_look(struct rule *r)
  * The rule is applied again, from its first step, until `until': -f saw
  * its device or its driver come, or a bind or an unbind of the device.
  * What a look finds as it should be is not said again, and a device
- * gone meanwhile is not missed.
+ * gone meanwhile is not missed. Not inlined: its three callers would
+ * each carry its dozen stores.
  */
-void rule_arm(struct rule *r, long long until)
+__attribute__((noinline)) void rule_arm(struct rule *r, long long until)
 {
 	r->state = WAITING;
 	r->wait = FOR_DEVICE;

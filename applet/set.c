@@ -32,12 +32,13 @@ static __attribute__((noinline)) int set_id(const struct rule *p)
 /*
  * Does the device match every item of the set? The first item may be a
  * pattern of ids; ATTR=PATTERN reads the device's attribute (one that
- * is missing matches nothing). *group: the set takes IOMMU groups.
+ * is missing matches nothing), once every item before has matched.
+ * *group, whether the device matches or not: the set takes IOMMU groups.
  */
 int set_match(const struct rule *p, const char *dev, int *group)
 {
 	char path[PATH_SZ], v[NAME_SZ], items[NAME_SZ], *i = items, *e, *val;
-	int last;
+	int last, match = 1;
 
 	copy(items, p->s.dev);
 	*group = 0;
@@ -49,16 +50,16 @@ int set_match(const struct rule *p, const char *dev, int *group)
 		*e = '\0';
 		if (val) {
 			*val++ = '\0';
-			if (node_path(path, p->bus, "/devices/", dev, i) || attr_read(path, v, sizeof v) ||
-			    !glob_match(val, v))
-				return 0;
+			if (match && (node_path(path, p->bus, "/devices/", dev, i) || attr_read(path, v, sizeof v) ||
+			    !glob_match(val, v)))
+				match = 0;
 		} else if (i != items) {
 			*group = 1;
 		} else if (!glob_match(i, dev)) {
-			return 0;
+			match = 0;
 		}
 	}
-	return 1;
+	return match;
 }
 
 /*
@@ -119,11 +120,23 @@ void set_step(struct rule *p)
 	struct scan c = { .set = p };
 	struct rule *r;
 	char path[PATH_SZ];
-	int idx = set_id(p);
+	int idx = set_id(p), group;
 
 	for (r = rules; r < rules + conf.nrules; r++) {
-		if (r->in_set != idx)
+		if (r->in_set != idx || r->gone)
 			continue;
+		/*
+		 * A member is a bus id. A follower may find there no device
+		 * (it went: it leaves the set and its line) or another one (a
+		 * stick plugged into the port another left), which is the
+		 * set's only if it matches; the other devices of a group
+		 * match through their group alone.
+		 */
+		if (dev_path(path, r, "") < 0 || !sys_exists(path) || !(set_match(p, r->s.dev, &group) || group)) {
+			r->state = DONE;
+			r->gone = 1;
+			continue;
+		}
 		c.n++;
 		if (r->state == FAILED && !p->looked)
 			rule_arm(r, p->until);

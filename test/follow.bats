@@ -327,6 +327,33 @@ until_on() {
 	EOF
 }
 
+@test "a follower's set leaves a device plugged in where a member was to its driver unless it matches: a keyboard in the port a stick left keeps usbhid" {
+	fake_driver usb usbhid "match=$USB_IF"
+	usb_stick
+	follow "usb/*,bInterfaceClass=08:none"
+	idle
+	[ "$(cat "$SYS/bus/usb/devices/$USB_IF/authorized")" = 0 ]
+	# the stick goes, and a keyboard comes in its port: the same bus ids
+	stopped fake_unplug usb "$USB_IF"
+	stopped fake_unplug usb 1-1
+	stopped fake_device usb 1-1 idVendor=046d idProduct=c31c
+	stopped fake_plug usb "$USB_IF" parent=1-1 class=03
+	until_driver usb "$USB_IF" usbhid
+	idle
+	assert_driver usb "$USB_IF" usbhid
+	[ "$(cat "$SYS/bus/usb/devices/$USB_IF/authorized")" = 1 ]
+	# the stick comes back in another port: the set takes it, and names it alone
+	stopped fake_device usb 1-2 idVendor=0781 idProduct=5567
+	stopped fake_plug usb 1-2:1.0 parent=1-2 class=08
+	idle
+	[ "$(cat "$SYS/bus/usb/devices/1-2:1.0/authorized")" = 0 ]
+	assert_driver usb "$USB_IF" usbhid
+	follow_said <<-EOF
+	drvbind: usb/*,bInterfaceClass=08: $USB_IF on none
+	drvbind: usb/*,bInterfaceClass=08: 1-2:1.0 on none
+	EOF
+}
+
 @test "a follower whose set loses a device for good keeps the rest of the set on its driver, and names only the devices there" {
 	fake_driver pci e1000 'match=*'
 	fake_driver pci pci-stub 'match=*'
