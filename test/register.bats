@@ -147,11 +147,26 @@ uas_refused() {
 	uas_refused EIO "drvbind: usb/$USB_IF: usb-storage -> uas failed at bind: I/O error; back on usb-storage"
 }
 
+# paused COMMAND [ARG...]: in a fake_later idle step, COMMAND with drvbind
+# stopped (SIGSTOP, then SIGCONT): what it makes is all there when
+# drvbind next looks, however long the machine takes to make it
+paused() {
+	local st
+	kill -STOP "$DRVBIND_PID"
+	"$@"
+	st=$?
+	kill -CONT "$DRVBIND_PID"
+	return "$st"
+}
+
 @test "a move of a USB interface to a driver that makes new_id after its add uevent looks again and teaches it" {
 	stick_on_storage
-	# usb_register_driver: bind files and the add uevent, new_id later
+	# usb_register_driver: bind files and the add uevent, new_id later.
+	# The kernel makes new_id at once, and drvbind waits a second for it;
+	# the fake's steps, run by the shell on a loaded machine, can take
+	# longer, so drvbind sleeps while they run.
 	fake_register usb uas new_id steps=add
-	fake_later idle fake_register_rest usb uas
+	fake_later idle paused fake_register_rest usb uas
 	run_says 0 "drvbind: usb/$USB_IF: usb-storage -> uas (new_id \"0781 5567 08\")" \
 		drvbind -t 5 "usb/$USB_IF:uas"
 	interface_is uas 1
