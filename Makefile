@@ -299,17 +299,22 @@ DEPS = musl-tools gcc make bats parallel fuse3 libfuse3-dev pkg-config binutils 
        gnuplot-nox driverctl dpdk usbip runit socat \
        $(foreach a,$(CROSS),gcc-$(TRIPLET_$a) musl-dev:$a) qemu-user-static qemu-system-arm
 
+# A mirror that fails one index (a security suite without armhf, say)
+# fails apt-get update whole, though every other index came: the install
+# goes on with what came, and fails itself where a package is missing.
+APT_UPDATE = apt-get update || echo "make deps: apt-get update failed in part; installing from what it fetched" >&2
+
 deps:
 	@have=$$(dpkg --print-foreign-architectures); for a in $(CROSS); do \
 	case " $$(echo $$have) " in *" $$a "*) continue ;; esac; \
 	if [ "$$(id -u)" != 0 ]; then echo "make deps: as root run: dpkg --add-architecture $$a" >&2; exit 1; fi; \
-	echo "make deps: dpkg --add-architecture $$a"; dpkg --add-architecture $$a && apt-get update || exit 1; done
+	echo "make deps: dpkg --add-architecture $$a"; dpkg --add-architecture $$a || exit 1; $(APT_UPDATE); done
 	@missing=; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	[ -z "$$missing" ] && exit 0; \
 	if [ "$$(id -u)" != 0 ]; then echo "make deps: missing Debian packages; as root run: apt-get install$$missing" >&2; exit 1; fi; \
 	echo "make deps: installing$$missing"; \
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing || \
-	{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; }
+	{ $(APT_UPDATE); DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; }
 
 
 # What make install puts where: MODE:SOURCE:DESTINATION, one file a
