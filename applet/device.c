@@ -3,7 +3,7 @@
  * Devices and drivers: where a rule's device and its driver's files are,
  * which driver a device is on, finding a device on any bus, the ids a
  * driver's new_id takes, and asking modprobe for a missing driver.
- * Calls conf.c's rules, sysfs.c, proc.c, log.c, mem.c and main.c's flag.
+ * Calls conf.c's rules, sysfs.c, proc.c, log.c and mem.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -168,7 +168,7 @@ void drv_request(struct rule *r)
 	struct rule *q;
 	pid_t pid;
 
-	if (r->asked || !*conf.modprobe || flag[DRY])
+	if (r->asked || !*conf.modprobe)
 		return;
 	r->asked = 1;
 	for (q = rules; q < rules + conf.nrules; q++)

@@ -149,7 +149,9 @@ int attr_write(const char *path, const char *val);
 int fd_get(int fd, char *buf, size_t size);
 int attr_read(const char *path, char *buf, size_t size);
 int link_base(int dirfd, const char *path, char *name);
+int parent_read(const char *link, const char *attr, char *buf, size_t size);
 int dir_scan(const char *path, int (*fn)(const char *name, void *ctx), void *ctx);
+int dir_next(const char *path, char *name);
 
 /* proc.c */
 void sig_set(int sig, void (*handler)(int));
@@ -214,7 +216,8 @@ void notify(int what, const unsigned count[COUNTS]);
 int rules_apply(int rescan, const char *socket);
 
 /* list.c */
-int list_bus(const char *bus, void *unused);
+int list_bus(const char *bus);
+int list_buses(void);
 void list_absent(void);
 
 /* pid1.c */

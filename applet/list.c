@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * -l: every device of a bus, or of every bus, with its driver, its
- * driver_override where one is set, authorized where it is not 1, and
- * the rule that names it, held or not; then the rules whose device is
- * absent. A line each on stdout.
+ * -l: every device of a bus, or of every bus that has drivers, sorted,
+ * with its driver, the ids a rule can name it by, its driver_override
+ * where one is set, authorized where it is not 1, and the rule that
+ * names it, held or not; then the rules whose device is absent. A line
+ * each on stdout.
  * Calls set.c, conf.c's rules, device.c, sysfs.c, log.c and mem.c.
  */
 #include <errno.h>
@@ -14,6 +15,13 @@
 /* The rules that named a device listed: the others' devices are absent. */
 static char listed[DEVICES_MAX];
 
+/*
+ * The attributes that name a device in a set's ATTR=PATTERN, where it
+ * has them: PCI's ids, a USB device's ids and serial, a USB interface's
+ * class.
+ */
+static const char *const ids[] = { "vendor", "device", "idVendor", "idProduct", "serial", "bInterfaceClass" };
+
 /* " LABEL=VALUE" where the device's attribute `name' reads other than `unset'; its value in v. */
 static int list_attr(const char *bus, const char *dev, const char *name, const char *label, const char *unset,
     char *v)
@@ -22,15 +30,18 @@ static int list_attr(const char *bus, const char *dev, const char *name, const c
 
 	if (node_path(p, bus, "/devices/", dev, name) || attr_read(p, v, NAME_SZ) || !strcmp(v, unset))
 		return 0;
+	put_c(' ');
 	put(label);
+	put_c('=');
 	put(v);
 	return 1;
 }
 
-static int list_dev(const char *dev, void *bus)
+static void list_dev(const char *bus, const char *dev)
 {
 	char drv[NAME_SZ], ovr[NAME_SZ], auth[NAME_SZ];
 	struct rule *r = rule_find(bus, dev), *p;
+	unsigned i;
 	int o, a;
 
 	/* -l does not expand sets: a device that one matches is named by it. */
@@ -43,8 +54,10 @@ static int list_dev(const char *dev, void *bus)
 	put(dev);
 	put_c(' ');
 	put(dev_driver(-1, bus, dev, drv) < 0 ? "?" : drv_or_none(drv));
-	o = list_attr(bus, dev, "driver_override", " override=", "(null)", ovr);
-	a = list_attr(bus, dev, "authorized", " authorized=", "1", auth);
+	for (i = 0; i < sizeof ids / sizeof *ids; i++)
+		(void)list_attr(bus, dev, ids[i], ids[i], "", drv);
+	o = list_attr(bus, dev, "driver_override", "override", "(null)", ovr);
+	a = list_attr(bus, dev, "authorized", "authorized", "1", auth);
 	if (r) {
 		listed[r - rules] = 1;
 		put(" rule=");
@@ -55,20 +68,39 @@ static int list_dev(const char *dev, void *bus)
 	}
 	put_c('\n');
 	put_line(1);
-	return 0;
 }
 
-int list_bus(const char *bus, void *unused)
+/* The devices of one bus, in the order of their ids. */
+int list_bus(const char *bus)
 {
-	char p[PATH_SZ];
+	char p[PATH_SZ], dev[NAME_SZ];
 
-	(void)unused;
-	if (str_len(bus) >= NAME_SZ || PATH(p, "bus/", bus, "/devices") < 0 ||
-	    dir_scan(p, list_dev, (void *)bus) < 0) {
+	dev[0] = '\0';
+	if (str_len(bus) >= NAME_SZ || PATH(p, "bus/", bus, "/devices") < 0 || dir_next(p, dev) < 0) {
 		say(LOG_ERR, "%s: no such bus: %e", bus, errno);
 		return -1;
 	}
+	for (; dev[0]; (void)dir_next(p, dev))
+		list_dev(bus, dev);
 	return 0;
+}
+
+/*
+ * Every bus that has a driver, in the order of their names: one without
+ * (cpu, clockevents, ...) has nothing to bind or keep away.
+ */
+int list_buses(void)
+{
+	char bus[NAME_SZ], p[PATH_SZ], drv[NAME_SZ];
+	int st = 0;
+
+	bus[0] = '\0';
+	while (dir_next("bus", bus) == 0 && bus[0]) {
+		drv[0] = '\0';
+		if (PATH(p, "bus/", bus, "/drivers") == 0 && dir_next(p, drv) == 0 && drv[0])
+			st |= list_bus(bus);
+	}
+	return st;
 }
 
 /* After every bus: the rules whose device is not there. */

@@ -119,8 +119,8 @@ int main(int argc, char **argv, char **envp)
 	rules_load(flag[LISTING] ? 0 : argc - i, argv + i, val[CONF], val[CMDLINE]);
 	if (flag[LISTING]) {
 		if (argv[i])
-			return list_bus(argv[i], NULL) < 0;
-		st = dir_scan("bus", list_bus, NULL) < 0;
+			return list_bus(argv[i]) < 0;
+		st = list_buses() < 0;
 		list_absent();
 		return st;
 	}

@@ -136,7 +136,8 @@ int glob_match(const char *p, const char *s)
 /*
  * A set's items: the first may be a pattern of device ids; the others
  * are ATTR=PATTERN or iommu_group. name_check has kept '/' and ".." out
- * of them, so an attribute is a file of the device's own directory. A
+ * of them, so an attribute is a file of the device's directory or of a
+ * parent's. A
  * set is matched against one bus's ids, which other buses may share.
  */
 static const char *set_check(const struct spec *sp)

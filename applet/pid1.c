@@ -56,6 +56,9 @@ void pid1_exec(int status, char **argv, char **envp)
 			continue;
 		argv[0] = (char *)init[i];
 		execve(init[i], argv, envp);
+		/* The one the command line asked for: why it did not run is worth a line. */
+		if (!i)
+			say(LOG_ERR, "drvbind.init=%s: %e; trying the next init", init_path, errno);
 	}
 	say(LOG_ERR, "no init to run: %e", errno);
 	for (;;)

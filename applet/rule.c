@@ -118,26 +118,33 @@ static int driver_now(const struct rule *r, char *drv)
 	return rule_driver(r, look.dir, drv);
 }
 
+/* How a rule that is done got there, for its message. */
+enum done { STAYED, MOVED, HELD_UNBOUND };
+
 /*
  * The rule is done: "BUS/DEV: OLD -> NEW" where the device moved, with
- * the id taught where new_id was needed, or that it stays on `to'
- * ("": none), unless that was said before.
+ * the id taught where new_id was needed; that an unbound device is now
+ * held so, which is news however the look raced a probe; or that it
+ * stays on `to' ("": none), unless that was said before.
  */
-static void say_done(struct rule *r, const char *to, int moved)
+static void say_done(struct rule *r, const char *to, enum done how)
 {
 	/* A set's member: with -v only; its set says one line for all. */
 	int prio = r->in_set ? LOG_DEBUG : LOG_INFO;
 
 	r->state = DONE;
-	if (!moved) {
+	if (how == STAYED) {
 		if (!r->said)
 			say(LOG_INFO, "%r: %s%s%s", r, flag[DRY] ? "would stay " : "already ", *to ? "on " : "unbound", to);
 		return;
 	}
 	if (r->in_set)
 		rules[r->in_set - 1].said = 0;
-	say(prio, "%r: %s%s -> %s%s%s%s", r, flag[DRY] ? "would move " : "", drv_or_none(r->orig), drv_or_none(to),
-	    r->id[0] ? " (new_id \"" : "", r->id, r->id[0] ? "\")" : "");
+	if (how == HELD_UNBOUND)
+		say(prio, "%r: unbound; held by %s %s", r, hold_attr(r), r->hold == AUTHORIZED ? "0" : r->s.drv);
+	else
+		say(prio, "%r: %s%s -> %s%s%s%s", r, flag[DRY] ? "would move " : "", drv_or_none(r->orig), drv_or_none(to),
+		    r->id[0] ? " (new_id \"" : "", r->id, r->id[0] ? "\")" : "");
 }
 
 /*
@@ -430,7 +437,8 @@ static int refusal_waits(struct rule *r, const char *cur, struct fail *f)
  * Step 3: the hold. authorized 0 unbinds the driver itself; 1 only lets
  * a bind through. An override held already (a driver registering
  * meanwhile) is not written again at every look. `now' is what the
- * device is on after it.
+ * device is on after it. 1: the hold's value changed; 0: it did not,
+ * or nothing was written.
  */
 static int hold_write(struct rule *r, const char *val, const char *hold_val, const char *hold_path, char *now,
     struct fail *f)
@@ -467,7 +475,7 @@ static int hold_write(struct rule *r, const char *val, const char *hold_val, con
 		return fail(f, STEP_LINK, -1);
 	if (now[0])
 		copy(r->orig, now);
-	return 0;
+	return strcmp(hold_val, val) != 0;
 }
 
 /*
@@ -481,7 +489,7 @@ static void rule_move(struct rule *r, const char *cur, const char *hold_val, con
 	struct fail f = { NO_STEP, 0 };
 	enum move how = OWN;
 	char now[NAME_SZ];
-	int failed = 0;
+	int failed = 0, held = 0;
 
 	/*
 	 * driver_override "none" (a none rule's s.drv) or authorized 0
@@ -497,7 +505,7 @@ static void rule_move(struct rule *r, const char *cur, const char *hold_val, con
 	}
 	/* A held override lets the kernel bind the driver as it registers, or unbind the old one as it goes. */
 	if (!strcmp(cur, to) && !(r->none && val && strcmp(hold_val, val))) {
-		say_done(r, to, r->held || r->new_id_until);
+		say_done(r, to, r->held || r->new_id_until ? MOVED : STAYED);
 		return;
 	}
 	/* Looking again for a new_id, the device is unbound by the first look. */
@@ -511,8 +519,8 @@ static void rule_move(struct rule *r, const char *cur, const char *hold_val, con
 			f.err = ENODEV;
 			failed = 1;
 		} else {
-			failed = hold_write(r, val, hold_val, hold_path, now, &f) < 0 ||
-			    dev_move(r, to, how, look.bind, now, &f) < 0;
+			held = hold_write(r, val, hold_val, hold_path, now, &f);
+			failed = held < 0 || dev_move(r, to, how, look.bind, now, &f) < 0;
 		}
 		if (failed && refusal_waits(r, cur, &f))
 			return;
@@ -521,7 +529,7 @@ static void rule_move(struct rule *r, const char *cur, const char *hold_val, con
 			return;
 		}
 	}
-	say_done(r, to, strcmp(r->orig, to) != 0);
+	say_done(r, to, strcmp(r->orig, to) ? MOVED : held > 0 ? HELD_UNBOUND : STAYED);
 }
 
 /*
@@ -551,7 +559,7 @@ static void rule_watch(struct rule *r, const char *cur)
 			say(LOG_INFO, "%r: %s bound it; unbound again", r, cur);
 		return;
 	}
-	say_done(r, "", cur[0]);
+	say_done(r, "", cur[0] ? MOVED : STAYED);
 	if (!flag[DRY]) {
 		r->state = WAITING;
 		r->wait = WATCHING;
@@ -611,8 +619,14 @@ static int drv_open(struct rule *r, const char *cur, const char *hold_path)
 	    (look.bind = sys_open(path, O_WRONLY)) >= 0 || errno != ENOENT)
 		return 0;
 	r->wait = FOR_DRIVER;
+	/* A plan, not a failure: what it would wait for. */
+	if (flag[DRY]) {
+		say(LOG_INFO, "%r: would wait for %s (not loaded now), then move from %s", r, r->s.drv, drv_or_none(cur));
+		r->state = DONE;
+		return -1;
+	}
 	drv_request(r);
-	if (!cur[0] && r->hold && !r->held && !flag[DRY] && conf.timeout &&
+	if (!cur[0] && r->hold && !r->held && conf.timeout &&
 	    attr_store(look.hold, hold_path, r->hold == AUTHORIZED ? "0" : r->s.drv) == 0)
 		mark_held(r);
 	return -1;

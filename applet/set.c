@@ -31,8 +31,9 @@ static __attribute__((noinline)) int set_id(const struct rule *p)
 
 /*
  * Does the device match every item of the set? The first item may be a
- * pattern of ids; ATTR=PATTERN reads the device's attribute (one that
- * is missing matches nothing), once every item before has matched.
+ * pattern of ids; ATTR=PATTERN reads the attribute as udev's ATTRS{}
+ * does, the device's own or else its nearest parent's (one that none
+ * has matches nothing), once every item before has matched.
  * *group, whether the device matches or not: the set takes IOMMU groups.
  */
 int set_match(const struct rule *p, const char *dev, int *group)
@@ -50,7 +51,7 @@ int set_match(const struct rule *p, const char *dev, int *group)
 		*e = '\0';
 		if (val) {
 			*val++ = '\0';
-			if (match && (node_path(path, p->bus, "/devices/", dev, i) || attr_read(path, v, sizeof v) ||
+			if (match && (node_path(path, p->bus, "/devices/", dev, NULL) || parent_read(path, i, v, sizeof v) ||
 			    !glob_match(val, v)))
 				match = 0;
 		} else if (i != items) {
@@ -132,7 +133,7 @@ void set_step(struct rule *p)
 		 * set's only if it matches; the other devices of a group
 		 * match through their group alone.
 		 */
-		if (dev_path(path, r, "") < 0 || !sys_exists(path) || !(set_match(p, r->s.dev, &group) || group)) {
+		if (!dev_find(r) || !(set_match(p, r->s.dev, &group) || group)) {
 			r->state = DONE;
 			r->gone = 1;
 			continue;

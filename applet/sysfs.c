@@ -145,20 +145,29 @@ int attr_read(const char *path, char *buf, size_t size)
 	return ret;
 }
 
+/* A link's target, whole, into t[PATH_SZ]: its length, or -1. */
+static ssize_t link_read(int dirfd, const char *path, char *t)
+{
+	ssize_t n = syscall(SYS_readlinkat, dirfd, path, t, PATH_SZ);
+
+	if (n == PATH_SZ) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (n >= 0)
+		t[n] = '\0';
+	return n;
+}
+
 /* The last component of a link's target: the driver a "driver" link names. */
 int link_base(int dirfd, const char *path, char *name)
 {
 	char t[PATH_SZ];
 	const char *b;
-	ssize_t n = syscall(SYS_readlinkat, dirfd, path, t, sizeof t);
+	ssize_t n = link_read(dirfd, path, t);
 
 	if (n < 0)
 		return -1;
-	if ((size_t)n == sizeof t) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	t[n] = '\0';
 	for (b = t + n; b > t && b[-1] != '/'; b--)
 		;
 	if (str_len(b) >= NAME_SZ) {
@@ -167,6 +176,51 @@ int link_base(int dirfd, const char *path, char *name)
 	}
 	copy(name, b);
 	return 0;
+}
+
+/*
+ * udev's ATTRS{}: the attribute `attr' of the device that the bus link
+ * `link' leads to, or of its nearest parent that has one. Every bus link
+ * leads into devices/ ("../../../devices/PATH"); PATH is walked down from
+ * there a directory at a time, none of them a link (O_NOFOLLOW) and none
+ * "..", so that no tree, however it is linked, leads the walk out of
+ * devices/. The deepest directory with the attribute wins. 0, or -1
+ * with errno (ENOENT: none has it).
+ */
+int parent_read(const char *link, const char *attr, char *buf, size_t size)
+{
+	char t[PATH_SZ], *c, *e;
+	int dir, fd, ret = -1, err = ENOENT;
+
+	if (link_read(sysfd, link, t) < 0)
+		return -1;
+	if (!(c = (char *)after(t, "../../../devices/"))) {
+		errno = EXDEV;
+		return -1;
+	}
+	dir = sys_open("devices", O_PATH | O_DIRECTORY | O_NOFOLLOW);
+	for (; *c; c = e) {
+		for (e = c; *e && *e != '/'; e++)
+			;
+		if (*e)
+			*e++ = '\0';
+		fd = strcmp(c, "..") ? open_at(dir, c, O_PATH | O_DIRECTORY | O_NOFOLLOW) : -1;
+		fd_close(dir);
+		if ((dir = fd) < 0) {
+			/* Short of the device, a parent's value is not the nearest. */
+			ret = -1;
+			err = errno;
+			break;
+		}
+		if ((fd = open_at(dir, attr, O_RDONLY | O_NOFOLLOW)) >= 0) {
+			ret = fd_get(fd, buf, size);
+			err = errno;
+			fd_close(fd);
+		}
+	}
+	fd_close(dir);
+	errno = err;
+	return ret;
 }
 
 struct dirent64 {
@@ -201,6 +255,35 @@ int dir_scan(const char *path, int (*fn)(const char *name, void *ctx), void *ctx
 	}
 	fd_close(fd);
 	return n < 0 || stop < 0 ? -1 : 0;
+}
+
+struct next {
+	char *name;
+	char prev[NAME_SZ];
+};
+
+static int next_fn(const char *name, void *ctx)
+{
+	struct next *n = ctx;
+
+	if (str_len(name) < NAME_SZ && strcmp(name, n->prev) > 0 && (!n->name[0] || strcmp(name, n->name) < 0))
+		copy(n->name, name);
+	return 0;
+}
+
+/*
+ * The entry of a directory that comes after `name' in strcmp's order,
+ * into name ("" in: the first; "" out: none after it). A scan a name:
+ * sorted without keeping the names. 0, or -1 with errno.
+ */
+int dir_next(const char *path, char *name)
+{
+	struct next n;
+
+	n.name = name;
+	copy(n.prev, name);
+	name[0] = '\0';
+	return dir_scan(path, next_fn, &n);
 }
 
 /*

@@ -149,18 +149,28 @@ moved_to_uas() {
 	assert_driver usb 1-1:1.0 none
 }
 
-@test "none on an unbound PCI device writes none to driver_override, waits out any probe through drivers_probe, and says already unbound" {
+@test "none on an unbound PCI device writes none to driver_override, waits out any probe through drivers_probe, and says it is held so" {
 	fake_driver pci e1000 "match=$E1000"
 	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
-	run_says 0 "drvbind: pci/$E1000: already unbound" drvbind "pci/$E1000:none"
+	run_says 0 "drvbind: pci/$E1000: unbound; held by driver_override none" drvbind "pci/$E1000:none"
 	assert_log <<-EOF
 	$E1000_DEV/driver_override none -> ok
 	bus/pci/drivers_probe $E1000 -> ok
 	EOF
-	assert_driver pci "$E1000" none
+	nic_is none none
 	# a later drivers_probe cannot hand it to e1000 any more
 	printf %s "$E1000" >"$SYS/bus/pci/drivers_probe"
 	assert_driver pci "$E1000" none
+}
+
+@test "none run again on a PCI device it already holds says already unbound, and writes nothing" {
+	fake_driver pci e1000 "match=$E1000"
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
+	run_says 0 "drvbind: pci/$E1000: unbound; held by driver_override none" drvbind "pci/$E1000:none"
+	: >"$FAKE/log"
+	run_says 0 "drvbind: pci/$E1000: already unbound" drvbind "pci/$E1000:none"
+	assert_log </dev/null
+	nic_is none none
 }
 
 @test "a PCI driver that lacks the id is taught it through new_id, which binds at once, then the id is removed" {
@@ -387,38 +397,124 @@ moved_to_uas() {
 	override_is "(null)"
 }
 
-@test "-l lists every device with its driver and a set driver_override" {
-	pci_setup
+@test "a dry run whose driver is not loaded says it would wait for it, then move from the driver the device is on or from none, asks no modprobe, writes nothing and exits 0" {
+	fake_driver pci e1000 "match=$E1000"
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override driver=e1000
+	fake_device pci 0000:00:03.0 vendor=0x8086 device=0x100e override
+	usb_on_storage
+	start=$SECONDS
+	# the default timeout, 10 s: a dry run waits for nothing
+	run_says 0 - drvbind -n "pci/$E1000:vfio-pci" pci/0000:00:03.0:vfio-pci usb/1-1:1.0:uas <<-EOF
+	drvbind: pci/$E1000: would wait for vfio-pci (not loaded now), then move from e1000
+	drvbind: pci/0000:00:03.0: would wait for vfio-pci (not loaded now), then move from none
+	drvbind: usb/1-1:1.0: would wait for uas (not loaded now), then move from usb-storage
+	EOF
+	((SECONDS - start < 8))
+	[ ! -e "$FAKE/modprobe.log" ]
+	assert_log </dev/null
+	nic_is e1000 "(null)"
+	assert_driver pci 0000:00:03.0 none
+	override_of pci 0000:00:03.0 "(null)"
+	assert_driver usb 1-1:1.0 usb-storage
+	[ "$(cat "$SYS/bus/usb/devices/1-1:1.0/authorized")" = 1 ]
+}
+
+@test "a dry run beside a rule whose device is missing still exits 1 for that rule alone" {
+	fake_driver pci e1000 "match=$E1000"
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override driver=e1000
+	run_says 1 - drvbind -n "pci/$E1000:vfio-pci" pci/0000:00:09.0:vfio-pci <<-EOF
+	drvbind: pci/$E1000: would wait for vfio-pci (not loaded now), then move from e1000
+	drvbind: pci/0000:00:09.0: device not found (waited 0 s)
+	EOF
+	[ ! -e "$FAKE/modprobe.log" ]
+	assert_log </dev/null
+}
+
+@test "none on an unbound USB interface writes authorized 0 and says it is held so; run again it says already unbound and writes nothing" {
+	fake_driver usb usb-storage match=1-1:1.0
+	usb_setup
+	run_says 0 "drvbind: usb/1-1:1.0: unbound; held by authorized 0" drvbind usb/1-1:1.0:none
+	assert_log <<-EOF
+	devices/pci0000:00/0000:00:1d.7/usb1/1-1/1-1:1.0/authorized 0 -> ok
+	EOF
+	: >"$FAKE/log"
+	run_says 0 "drvbind: usb/1-1:1.0: already unbound" drvbind usb/1-1:1.0:none
+	assert_log </dev/null
+	assert_driver usb 1-1:1.0 none
+	[ "$(cat "$SYS/bus/usb/devices/1-1:1.0/authorized")" = 0 ]
+}
+
+# list_setup: a tree for -l, each bus's devices made out of the order of
+# their ids, the buses too: a USB root hub, usb1, with two sticks of the
+# same model (1-1, and 1-10 in port 10) and the first one's interface on
+# usb-storage; pnp_setup's serial port; the EHCI controller the hub is
+# on, the NIC on e1000 (pci_setup) and 0000:00:03.0 with an override of
+# vfio-pci set; and platform, a bus without drivers or devices.
+list_setup() {
+	fake_driver usb usb-storage "match=1-1:1.0"
+	fake_device usb usb1 path=pci0000:00/0000:00:1d.7 idVendor=1d6b idProduct=0002 \
+		serial=0000:00:1d.7 driver=usb
+	fake_device usb 1-10 parent=usb1 idVendor=0781 idProduct=5567 serial=4C530001240101112096
+	fake_device usb 1-1:1.0 path=pci0000:00/0000:00:1d.7/usb1/1-1 class=08
+	fake_device usb 1-1 parent=usb1 idVendor=0781 idProduct=5567 serial=4C530001230101112095
+	printf %s 1-1:1.0 >"$SYS/bus/usb/drivers/usb-storage/bind"
+	pnp_setup
+	fake_device pci 0000:00:1d.7 vendor=0x8086 device=0x293a override driver=ehci-pci
 	fake_device pci 0000:00:03.0 override
 	echo vfio-pci >"$FAKE/back/devices/pci0000:00/0000:00:03.0/driver_override"
-	usb_on_storage
+	pci_setup
 	fake_bus platform
-	run drvbind -l
-	[ "$status" -eq 0 ]
-	output=$(printf '%s\n' "$output" | LC_ALL=C sort)
-	assert_output_is <<-EOF
-	pci/$E1000 e1000
+	: >"$FAKE/log"
+}
+
+# The lines of list_setup's USB devices, in the order of their ids:
+# strcmp's, where ':' comes after the digits.
+LIST_USB="usb/1-1 none idVendor=0781 idProduct=5567 serial=4C530001230101112095
+usb/1-10 none idVendor=0781 idProduct=5567 serial=4C530001240101112096
+usb/1-1:1.0 usb-storage bInterfaceClass=08
+usb/usb1 usb idVendor=1d6b idProduct=0002 serial=0000:00:1d.7"
+
+@test "-l lists the buses with drivers in the order of their names, each bus's devices in the order of their ids, with driver, ids and a set driver_override" {
+	list_setup
+	run_says 0 - drvbind -l <<-EOF
+	pci/$E1000 e1000 vendor=0x8086 device=0x100e
 	pci/0000:00:03.0 none override=vfio-pci
-	usb/1-1 none
-	usb/1-1:1.0 usb-storage
+	pci/0000:00:1d.7 ehci-pci vendor=0x8086 device=0x293a
+	pnp/00:05 serial
+	$LIST_USB
 	EOF
 	assert_log </dev/null
 }
 
-@test "-l BUS lists that bus only" {
-	pci_setup
-	fake_device pci 0000:00:03.0 override
-	usb_on_storage
-	run drvbind -l usb
-	[ "$status" -eq 0 ]
-	output=$(printf '%s\n' "$output" | LC_ALL=C sort)
-	assert_output_is <<-EOF
-	usb/1-1 none
-	usb/1-1:1.0 usb-storage
-	EOF
+@test "-l BUS lists that bus only, in the order of its ids" {
+	list_setup
+	run_says 0 "$LIST_USB" drvbind -l usb
+	assert_log </dev/null
 }
 
-@test "-l names the rule of each device it lists, says whether its hold is in place, and lists the rules whose device is absent" {
+@test "-l leaves out a bus without drivers, whose devices nothing binds, and -l BUS lists it all the same" {
+	local m
+	pci_setup
+	fake_bus memory
+	# memory blocks on a bus no driver registers with, in strcmp's order
+	# memory0 memory1 memory10 memory2, made in the natural one
+	for m in 0 1 2 10; do
+		fake_device memory "memory$m" path=system/memory
+		echo online >"$FAKE/back/devices/system/memory/memory$m/state"
+	done
+	run_says 0 "pci/$E1000 e1000 vendor=0x8086 device=0x100e" drvbind -l
+	run_says 0 - drvbind -l memory <<-EOF
+	memory/memory0 none
+	memory/memory1 none
+	memory/memory10 none
+	memory/memory2 none
+	EOF
+	# a bus with neither drivers nor devices: nothing, and no error
+	fake_bus platform
+	run_says 0 "" drvbind -l platform
+}
+
+@test "-l names the rule of each device it lists, says whether its hold is in place, and lists the rules whose device is absent after every bus" {
 	pci_setup
 	fake_device pci 0000:00:03.0 override
 	echo vfio-pci >"$FAKE/back/devices/pci0000:00/0000:00:03.0/driver_override"
@@ -428,15 +524,12 @@ moved_to_uas() {
 	: >"$FAKE/log"
 	fake_conf "pci/0000:00:03.0:vfio-pci" "0000:00:07.0:pci-stub"
 	fake_cmdline "drvbind=$E1000:vfio-pci drvbind=1-1:1.0:none"
-	run drvbind -l
-	[ "$status" -eq 0 ]
-	output=$(printf '%s\n' "$output" | LC_ALL=C sort)
-	assert_output_is <<-EOF
-	0000:00:07.0 absent rule=pci-stub
-	pci/$E1000 e1000 rule=vfio-pci
+	run_says 0 - drvbind -l <<-EOF
+	pci/$E1000 e1000 vendor=0x8086 device=0x100e rule=vfio-pci
 	pci/0000:00:03.0 none override=vfio-pci rule=vfio-pci held
-	usb/1-1 none
-	usb/1-1:1.0 none authorized=0 rule=none held
+	usb/1-1 none idVendor=0781 idProduct=5567
+	usb/1-1:1.0 none bInterfaceClass=08 authorized=0 rule=none held
+	0000:00:07.0 absent rule=pci-stub
 	EOF
 	assert_log </dev/null
 }

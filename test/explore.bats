@@ -534,7 +534,14 @@ expect() {
 	if [[ $rule == none ]]; then
 		EXP_DRIVER=none
 		moved="$NAT -> none"
-		held="already unbound"
+		# found unbound, the hold drvbind writes then is news (PCI's
+		# override, a USB interface's authorized); a serio port has
+		# none to write
+		case $BUS in
+		pci) held="unbound; held by driver_override none" ;;
+		usb) held="unbound; held by authorized 0" ;;
+		*) held="already unbound" ;;
+		esac
 	else
 		EXP_DRIVER=$TGT
 	fi

@@ -32,6 +32,26 @@ pci_e1000() {
 	assert_driver usb 1-1:1.0 none
 }
 
+@test "fake_device's attributes read as the kernel's, and parent= and path= put a device below its parents, as ATTRS{} walks them" {
+	fake_device usb usb1 path=pci0000:00/0000:00:1d.7 idVendor=1d6b idProduct=0002 serial=0000:00:1d.7
+	fake_device usb 1-1 parent=usb1 idVendor=0781 idProduct=5567 serial=4C530001230101112095
+	fake_device usb 1-1:1.0 parent=1-1 class=08
+	fake_device pci 0000:00:1c.0 vendor=0x8086 device=0x2940 pciclass=0x060400
+	fake_device pci 0000:01:00.0 path=pci0000:00/0000:00:1c.0 vendor=0x10ec device=0x8168
+	local u=$SYS/bus/usb/devices
+	[ "$(cat "$u/usb1/serial")" = 0000:00:1d.7 ]
+	[ "$(cat "$u/1-1/idVendor") $(cat "$u/1-1/idProduct") $(cat "$u/1-1/serial")" = "0781 5567 4C530001230101112095" ]
+	[ "$(cat "$u/1-1:1.0/bInterfaceClass")" = 08 ]
+	[ "$(cat "$SYS/bus/pci/devices/0000:01:00.0/vendor")" = 0x10ec ]
+	[ "$(readlink "$u/1-1:1.0")" = ../../../devices/pci0000:00/0000:00:1d.7/usb1/1-1/1-1:1.0 ]
+	[ "$(readlink "$SYS/bus/pci/devices/0000:01:00.0")" = ../../../devices/pci0000:00/0000:00:1c.0/0000:01:00.0 ]
+	# the interface has no ids of its own: they are its device's
+	[ ! -e "$u/1-1:1.0/idVendor" ]
+	[ ! -e "$u/1-1:1.0/serial" ]
+	# no directory of a device's path is a link
+	[ -z "$(find "$SYS/devices" -mindepth 1 -type l ! -name subsystem ! -name driver)" ]
+}
+
 @test "binding an unbound matching device creates both links" {
 	pci_e1000
 	assert_driver pci "$E1000" none

@@ -46,6 +46,38 @@ load helper
 	EOF
 }
 
+@test "a follower says one line for a re-created USB interface whichever way usb-storage's probe raced its look: held by authorized 0 when it looked first, usb-storage -> none when the driver bound first" {
+	stick_on_storage
+	follow "usb/$USB_IF:none"
+	until_driver usb "$USB_IF" none
+	# the interface made anew, its add uevent seen before device_add's
+	# probe: the follower finds it unbound and holds it, and the probe
+	# then passes it over
+	stopped fake_unplug usb "$USB_IF"
+	stopped fake_device usb "$USB_IF" parent=1-1 class=08
+	fake_uevent add "$FAKE_DEVPATH" SUBSYSTEM=usb
+	idle
+	[ "$(cat "$SYS/bus/usb/devices/$USB_IF/authorized")" = 0 ]
+	fake_ctl probe usb "$USB_IF"
+	idle
+	assert_driver usb "$USB_IF" none
+	# made anew again, probed before the follower looks: usb-storage has
+	# it, and authorized 0 unbinds it
+	replug usb "$USB_IF" parent=1-1 class=08
+	until_driver usb "$USB_IF" none
+	[ "$(cat "$SYS/bus/usb/devices/$USB_IF/authorized")" = 0 ]
+	follow_said <<-EOF
+	drvbind: usb/$USB_IF: usb-storage -> none
+	drvbind: usb/$USB_IF: unbound; held by authorized 0
+	drvbind: usb/$USB_IF: usb-storage -> none
+	EOF
+	assert_log <<-EOF
+	$USB_IF_DEV/authorized 0 -> ok
+	$USB_IF_DEV/authorized 0 -> ok
+	$USB_IF_DEV/authorized 0 -> ok
+	EOF
+}
+
 @test "a follower does not start a failed rule over on the bind its own rollback made, only on its device's next add" {
 	fake_driver pci e1000 'match=*'
 	fake_driver pci vfio-pci 'match=*' probe=EINVAL
@@ -376,4 +408,39 @@ until_on() {
 	drvbind: pci/0000:01:00.*: 0000:01:00.0 on pci-stub
 	EOF
 	assert_driver pci 0000:01:00.0 pci-stub
+}
+
+@test "a follower's set on a stick's serial, which its USB device has, takes the stick's interface again when it comes back in another port, and leaves another stick in the old port on usb-storage" {
+	local a=4C530001230101112095 b=4C530001240101112096
+	# usb-storage's table has the interfaces, not the USB devices
+	fake_driver usb usb-storage match=1-1:1.0,1-3:1.0
+	fake_device usb 1-1 idVendor=0781 idProduct=5567 serial=$a
+	fake_device usb 1-1:1.0 parent=1-1 class=08 driver=usb-storage
+	follow "usb/*:*,serial=$a:none"
+	until_driver usb 1-1:1.0 none
+	# the stick goes from port 1, and comes in port 3: new bus ids,
+	# probed by usb-storage before the follower looks
+	stopped fake_unplug usb 1-1:1.0
+	stopped fake_unplug usb 1-1
+	stopped fake_plug usb 1-3 idVendor=0781 idProduct=5567 serial=$a
+	stopped fake_plug usb 1-3:1.0 parent=1-3 class=08
+	until_driver usb 1-3:1.0 none
+	[ "$(cat "$SYS/bus/usb/devices/1-3:1.0/authorized")" = 0 ]
+	# another stick of the same model in port 1: not the set's
+	stopped fake_plug usb 1-1 idVendor=0781 idProduct=5567 serial=$b
+	stopped fake_plug usb 1-1:1.0 parent=1-1 class=08
+	until_driver usb 1-1:1.0 usb-storage
+	idle
+	assert_driver usb 1-1:1.0 usb-storage
+	[ "$(cat "$SYS/bus/usb/devices/1-1:1.0/authorized")" = 1 ]
+	assert_driver usb 1-3:1.0 none
+	assert_driver usb 1-3 none
+	follow_said <<-EOF
+	drvbind: usb/*:*,serial=$a: 1-1:1.0 on none
+	drvbind: usb/*:*,serial=$a: 1-3:1.0 on none
+	EOF
+	assert_log <<-EOF
+	$USB_IF_DEV/authorized 0 -> ok
+	devices/pci0000:00/0000:00:1d.7/usb1/1-3/1-3:1.0/authorized 0 -> ok
+	EOF
 }

@@ -554,9 +554,12 @@ driver_registers() {
 #   driver=D          bound to D (made, matching nothing, if missing)
 #   override          driver_override, reading "(null)", as every PCI
 #                     device has since 3.16
-#   vendor=V device=D, idVendor=V idProduct=P, boot_vga=0|1
-#                     those attributes, reading V, D, P (a PCI device's
-#                     ids, a USB device's, a VGA device's boot_vga)
+#   vendor=V device=D, idVendor=V idProduct=P, serial=S, boot_vga=0|1
+#                     those attributes, reading V, D, P, S (a PCI
+#                     device's ids, "0x8086"; a USB device's, "0781",
+#                     and the serial number its descriptor gives, a
+#                     root hub's the controller's PCI address; a VGA
+#                     device's boot_vga)
 #   class=C           a USB interface's bInterfaceClass
 #   pciclass=C        a PCI device's class, 0x020000 and the like
 #   group=N           in IOMMU group N: the group's link and its reverse
@@ -600,7 +603,7 @@ fake_device() {
 	for a; do
 		case $a in
 		override) echo '(null)' >"$d/driver_override" ;;
-		vendor=* | device=* | idVendor=* | idProduct=* | boot_vga=*)
+		vendor=* | device=* | idVendor=* | idProduct=* | serial=* | boot_vga=*)
 			printf '%s\n' "${a#*=}" >"$d/${a%%=*}"
 			;;
 		class=*) printf '%s\n' "${a#class=}" >"$d/bInterfaceClass" ;;

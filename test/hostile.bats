@@ -241,3 +241,193 @@ assert_confined() {
 	nic_stubbed
 	assert_confined
 }
+
+# ---- a hostile tree under a set's ATTR=PATTERN ----
+#
+# A set reads its attributes as udev's ATTRS{}: the device's own, or its
+# nearest parent's, walking down the path its bus link names from
+# devices/, one directory at a time, none a link, none "..". Here the
+# tree itself leads out: a directory of the path, the bus link, the
+# attribute, devices/ itself. What lies outside, in $OUT, is a stick
+# that would match (planted by whoever wrote there). Every run is traced
+# with the descriptors' paths (strace -y): nothing outside the mount is
+# opened, looked up or read, nothing is written there, and the write log
+# holds the writes of the genuine stick alone.
+
+# A serial number that only the planted sticks have, and the genuine
+# stick's (both match the sets below, 4C53*).
+PLANTED=4C530000000000000666
+GENUINE=4C530001230101112095
+
+# planted DIR ID: outside the tree, a USB device's directory DIR/ID with
+# the genuine stick's idVendor and idProduct and the serial $PLANTED, and
+# its interface DIR/ID/ID:1.0, of class 08 and authorized 1, as the
+# kernel makes them
+planted() {
+	mkdir -p "$1/$2/$2:1.0"
+	printf '%s\n' 0781 >"$1/$2/idVendor"
+	printf '%s\n' 5567 >"$1/$2/idProduct"
+	printf '%s\n' "$PLANTED" >"$1/$2/serial"
+	printf '%s\n' 08 >"$1/$2/$2:1.0/bInterfaceClass"
+	printf '%s\n' 1 >"$1/$2/$2:1.0/authorized"
+	: >"$1/$2/$2:1.0/uevent"
+}
+
+# genuine_stick: a stick in the tree, 1-5, that the sets take, its
+# interface on usb-storage: the walk works, and is refused only where
+# the tree leads out
+genuine_stick() {
+	fake_driver usb usb-storage 'match=*'
+	fake_device usb 1-5 idVendor=0781 idProduct=5567 serial=$GENUINE
+	fake_device usb 1-5:1.0 parent=1-5 class=08 driver=usb-storage
+}
+
+# GENUINE_HELD: the write log of the genuine stick's interface taken to none
+GENUINE_HELD="devices/pci0000:00/0000:00:1d.7/usb1/1-5/1-5:1.0/authorized 0 -> ok"
+
+# walk_traced ARG...: drvbind ARG... under strace, every open and link
+# read in $FAKE/walk, each descriptor shown with its path (-y)
+walk_traced() {
+	fake_ns strace -f -qq -y -e trace=open,openat,openat2,readlink,readlinkat -o "$FAKE/walk" \
+		"$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" "$@"
+}
+
+# assert_walk_confined: the walk is in $FAKE/walk, and there every path
+# a descriptor had (the directory a call was relative to, the file it
+# opened) and every absolute path named is the mount or below it, or the
+# command line and config files, or the working directory (AT_FDCWD):
+# $OUT, whatever links lead there, was never reached; and what is
+# planted there is as it was (authorized 1).
+assert_walk_confined() {
+	local bad
+	# the walk ran: it opened devices/ not following a link
+	grep -q '"devices", [A-Z_|]*O_NOFOLLOW' "$FAKE/walk" || {
+		echo "no walk in the trace:"
+		cat "$FAKE/walk"
+		return 1
+	}
+	bad=$(awk -v sys="$SYS" -v cl="$FAKE/cmdline" -v cf="$FAKE/conf" '
+		function ok(p) {
+			return p == sys || index(p, sys "/") == 1 || p == cl || p == cf
+		}
+		{
+			l = $0
+			gsub(/AT_FDCWD<[^<>]*>/, "AT_FDCWD", l)
+			while (match(l, /<[^<>]*>/)) {
+				p = substr(l, RSTART + 1, RLENGTH - 2)
+				l = substr(l, RSTART + RLENGTH)
+				if (p !~ /^(\.\.\.|unfinished)/ && !ok(p)) {
+					print $0
+					next
+				}
+			}
+			# the path a call names: its first string (the second of
+			# a link read is the text of the link, which opens nothing)
+			if (match($0, /"([^"\\]|\\.)*"/)) {
+				p = substr($0, RSTART + 1, RLENGTH - 2)
+				if (p ~ /^\// && !ok(p))
+					print $0
+			}
+		}' "$FAKE/walk")
+	if [[ -n $bad ]]; then
+		echo "looked outside the mount:"
+		printf '%s\n' "$bad"
+		return 1
+	fi
+	bad=$(grep -rLx 1 --include=authorized "$OUT" || :)
+	if [[ -n $bad ]]; then
+		echo "written outside the tree: $bad"
+		return 1
+	fi
+}
+
+@test "a set reads no attribute through a directory of the device's path that is a link out of the tree, to a planted stick or to /, nor its parents' above the link, and writes nothing there" {
+	OUT=$FAKE/out
+	# the root hub, whose serial (its controller's address) a device
+	# below it without a serial of its own reads as its nearest parent's
+	fake_device usb usb1 path=pci0000:00/0000:00:1d.7 idVendor=1d6b idProduct=0002 serial=0000:00:1d.7
+	genuine_stick
+	# usb1/1-1 a link to a planted stick's directory: the bus link has
+	# the kernel's shape, and leads there
+	planted "$OUT" 1-1
+	ln -s "$OUT/1-1" "$FAKE/back/devices/pci0000:00/0000:00:1d.7/usb1/1-1"
+	ln -s ../../../devices/pci0000:00/0000:00:1d.7/usb1/1-1/1-1:1.0 "$FAKE/back/bus/usb/devices/1-1:1.0"
+	# usb2 a link to /: the device 2-1 would be /etc, whose passwd reads
+	# root:... as an attribute
+	ln -s / "$FAKE/back/devices/pci0000:00/0000:00:1d.7/usb2"
+	ln -s ../../../devices/pci0000:00/0000:00:1d.7/usb2/etc "$FAKE/back/bus/usb/devices/2-1"
+	# the planted stick has no serial of its own: the walk ends at the
+	# link, and the root hub's above it is not the nearest
+	rm "$OUT/1-1/serial"
+	run_says 1 - walk_traced -t 0 "usb/*:*,idVendor=0781:none" "usb/*,passwd=root*:none" \
+		"usb/*:*,serial=0000:00:1d.7:none" <<-EOF
+	drvbind: usb/*:*,idVendor=0781: 1-5:1.0 on none
+	drvbind: usb/*,passwd=root*: device not found (waited 0 s)
+	drvbind: usb/*:*,serial=0000:00:1d.7: device not found (waited 0 s)
+	EOF
+	assert_log <<<"$GENUINE_HELD"
+	assert_walk_confined
+}
+
+@test "a set matches no device whose bus link does not lead down devices/: an absolute target, one that climbs above the root, and '..' right after devices/ or deeper, each to a planted stick" {
+	OUT=$FAKE/out
+	genuine_stick
+	planted "$OUT" 1-1
+	planted "$OUT" 1-2
+	planted "$OUT" 1-3
+	planted "$OUT" 1-4
+	local l=$FAKE/back/bus/usb/devices
+	ln -s "$OUT/1-1/1-1:1.0" "$l/1-1:1.0"
+	# from bus/usb/devices, ../../../../ is the mount's parent, $FAKE
+	ln -s ../../../../out/1-2/1-2:1.0 "$l/1-2:1.0"
+	ln -s ../../../devices/../../out/1-3/1-3:1.0 "$l/1-3:1.0"
+	ln -s ../../../devices/pci0000:00/../../../out/1-4/1-4:1.0 "$l/1-4:1.0"
+	# each leads to its planted interface, as the kernel follows links
+	for i in 1 2 3 4; do
+		[ "$(cat "$SYS/bus/usb/devices/1-$i:1.0/bInterfaceClass")" = 08 ]
+	done
+	# the interface's own class, and its device's serial
+	run_says 0 "drvbind: usb/*:*,bInterfaceClass=08: 1-5:1.0 on none" \
+		walk_traced -t 0 "usb/*:*,bInterfaceClass=08:none"
+	assert_walk_confined
+	run_says 0 "drvbind: usb/*:*,serial=4C53*: 1-5:1.0 on none" \
+		walk_traced -t 0 "usb/*:*,serial=4C53*:none"
+	assert_walk_confined
+	assert_log <<<"$GENUINE_HELD"
+}
+
+@test "a set reads no attribute that is itself a link, out of the tree or above its root, where a planted value would match" {
+	OUT=$FAKE/out
+	mkdir -p "$OUT"
+	printf '%s\n' "$PLANTED" >"$OUT/serial"
+	printf '%s\n' 08 >"$OUT/class"
+	fake_driver usb usb-storage 'match=*'
+	fake_device usb 1-1 idVendor=0781 idProduct=5567
+	fake_device usb 1-1:1.0 parent=1-1 driver=usb-storage
+	local d=$FAKE/back/devices/pci0000:00/0000:00:1d.7/usb1/1-1
+	ln -s "$OUT/serial" "$d/serial"
+	# from 1-1:1.0, seven levels up is the mount's parent, $FAKE
+	ln -s ../../../../../../../out/class "$d/1-1:1.0/bInterfaceClass"
+	[ "$(cat "$SYS/bus/usb/devices/1-1:1.0/bInterfaceClass")" = 08 ]
+	run_says 1 - walk_traced -t 0 "usb/*:*,serial=4C53*:none" "usb/*:*,bInterfaceClass=08:none" <<-EOF
+	drvbind: usb/*:*,serial=4C53*: device not found (waited 0 s)
+	drvbind: usb/*:*,bInterfaceClass=08: device not found (waited 0 s)
+	EOF
+	assert_log </dev/null
+	assert_driver usb 1-1:1.0 usb-storage
+	assert_walk_confined
+}
+
+@test "a set matches nothing where devices/ itself is a link out of the tree, to a copy of it holding the stick" {
+	OUT=$FAKE/out
+	fake_driver usb usb-storage 'match=*'
+	fake_device usb 1-1 idVendor=0781 idProduct=5567 serial=$PLANTED
+	fake_device usb 1-1:1.0 parent=1-1 class=08 driver=usb-storage
+	mkdir -p "$OUT"
+	mv "$FAKE/back/devices" "$OUT/devices"
+	ln -s "$OUT/devices" "$FAKE/back/devices"
+	run_says 1 "drvbind: usb/*:*,serial=4C53*: device not found (waited 0 s)" \
+		walk_traced -t 0 "usb/*:*,serial=4C53*:none"
+	assert_log </dev/null
+	assert_walk_confined
+}

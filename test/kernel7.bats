@@ -222,7 +222,7 @@ platform_setup() {
 	fake_driver usb usb-storage "match=$USB_IF"
 	fake_device usb 1-1 idVendor=0781 idProduct=5567
 	fake_later idle adding usb "$USB_IF" path=pci0000:00/0000:00:1d.7/usb1/1-1 class=08
-	run_says 0 "drvbind: usb/$USB_IF: already unbound" boot_drvbind -t 5 "usb/$USB_IF:none"
+	run_says 0 "drvbind: usb/$USB_IF: unbound; held by authorized 0" boot_drvbind -t 5 "usb/$USB_IF:none"
 	# device_add finishes after drvbind's look
 	fake_ctl ready usb "$USB_IF"
 	assert_driver usb "$USB_IF" none

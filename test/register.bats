@@ -85,7 +85,7 @@ uas_refused() {
 
 @test "none on a USB interface lasts: a driver that registers after drvbind exited cannot take it" {
 	usb_stick
-	run_says 0 "drvbind: usb/$USB_IF: already unbound" drvbind -t 0 "usb/$USB_IF:none"
+	run_says 0 "drvbind: usb/$USB_IF: unbound; held by authorized 0" drvbind -t 0 "usb/$USB_IF:none"
 	fake_register usb usb-storage "match=$USB_IF"
 	fake_probe usb "$USB_IF"
 	interface_is none 0

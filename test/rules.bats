@@ -415,7 +415,7 @@ assert_nic_and_port_moved() {
 	args+=("0000:01:00.0:none")
 	run_says 1 - drvbind -t 0 "${args[@]}" <<-EOF
 	drvbind: bad rule "0000:01:40.0:pci-stub": more than 64 rules
-	drvbind: pci/0000:01:00.0: already unbound
+	drvbind: pci/0000:01:00.0: unbound; held by driver_override none
 	$(printf '%s\n' "${out[@]}")
 	EOF
 	assert_log <<-EOF

@@ -184,11 +184,11 @@ gpu_slot() {
 @test "-l names the rule of each device a set matches" {
 	gpu_slot
 	fake_conf "pci/0000:01:00.*:vfio-pci"
-	run drvbind -l pci
-	[ "$status" -eq 0 ]
-	grep -qx "pci/0000:01:00.0 nouveau rule=vfio-pci" <<<"$output"
-	grep -qx "pci/0000:01:00.1 snd_hda_intel rule=vfio-pci" <<<"$output"
-	grep -qx "pci/0000:02:00.0 e1000" <<<"$output"
+	run_says 0 - drvbind -l pci <<-EOF
+	pci/0000:01:00.0 nouveau vendor=0x10de device=0x1b80 rule=vfio-pci
+	pci/0000:01:00.1 snd_hda_intel vendor=0x10de device=0x10f0 rule=vfio-pci
+	pci/0000:02:00.0 e1000 vendor=0x8086 device=0x100e
+	EOF
 }
 
 @test "malformed sets are refused by name, and the good rules beside them still apply" {
@@ -223,4 +223,135 @@ gpu_slot() {
 	assert_driver pci 0000:01:00.0 nouveau
 	assert_driver pci 0000:01:00.1 snd_hda_intel
 	[ ! -s "$FAKE/log" ]
+}
+
+# ---- attributes of parents, as udev's ATTRS{} ----
+
+# The serial numbers of two sticks of one model, SanDisk's 0781:5567.
+SERIAL_A=4C530001230101112095
+SERIAL_B=4C530001240101112096
+
+# two_sticks: the two sticks, A in port 1 (1-1) and B in port 2 (1-2),
+# each with its one mass-storage interface on usb-storage; the interfaces
+# have no idVendor, idProduct or serial: their USB devices have.
+two_sticks() {
+	fake_driver usb usb-storage 'match=*'
+	fake_device usb 1-1 idVendor=0781 idProduct=5567 serial=$SERIAL_A
+	fake_device usb 1-1:1.0 parent=1-1 class=08 driver=usb-storage
+	fake_device usb 1-2 idVendor=0781 idProduct=5567 serial=$SERIAL_B
+	fake_device usb 1-2:1.0 parent=1-2 class=08 driver=usb-storage
+}
+
+@test "of two identical sticks, the interface whose USB device has the set's idVendor, idProduct and serial goes to none, and the other stays on usb-storage" {
+	two_sticks
+	run_says 0 "drvbind: usb/*:*,idVendor=0781,idProduct=5567,serial=$SERIAL_A: 1-1:1.0 on none" \
+		drvbind -t 0 "usb/*:*,idVendor=0781,idProduct=5567,serial=$SERIAL_A:none"
+	assert_driver usb 1-1:1.0 none
+	assert_driver usb 1-2:1.0 usb-storage
+	[ "$(cat "$SYS/bus/usb/devices/1-2:1.0/authorized")" = 1 ]
+	assert_log <<-EOF
+	devices/pci0000:00/0000:00:1d.7/usb1/1-1/1-1:1.0/authorized 0 -> ok
+	EOF
+}
+
+@test "a pattern on a parent's serial takes the interfaces of that stick alone, and -l names their rule" {
+	two_sticks
+	fake_conf "usb/*:*,serial=4C5300012301*:none"
+	run_says 0 - drvbind -l usb <<-EOF
+	usb/1-1 none idVendor=0781 idProduct=5567 serial=$SERIAL_A
+	usb/1-1:1.0 usb-storage bInterfaceClass=08 rule=none
+	usb/1-2 none idVendor=0781 idProduct=5567 serial=$SERIAL_B
+	usb/1-2:1.0 usb-storage bInterfaceClass=08
+	EOF
+	run_says 0 "drvbind: usb/*:*,serial=4C5300012301*: 1-1:1.0 on none" drvbind -t 0
+	assert_driver usb 1-1:1.0 none
+	assert_driver usb 1-2:1.0 usb-storage
+}
+
+@test "a device's own attribute wins over its parent's of the same name: a Realtek NIC behind an Intel root port is no vendor=0x8086, the root port is" {
+	fake_driver pci pcieport 'match=*'
+	fake_driver pci r8169 'match=*'
+	fake_driver pci pci-stub 'match=*'
+	fake_device pci 0000:00:1c.0 vendor=0x8086 device=0x2940 pciclass=0x060400 override driver=pcieport
+	fake_device pci 0000:01:00.0 path=pci0000:00/0000:00:1c.0 vendor=0x10ec device=0x8168 pciclass=0x020000 \
+		override driver=r8169
+	run_says 1 "drvbind: pci/0000:01:*,vendor=0x8086: device not found (waited 0 s)" \
+		drvbind -t 0 "pci/0000:01:*,vendor=0x8086:pci-stub"
+	assert_log </dev/null
+	assert_driver pci 0000:01:00.0 r8169
+	run_says 0 "drvbind: pci/*,vendor=0x8086: 0000:00:1c.0 on pci-stub" \
+		drvbind -t 0 "pci/*,vendor=0x8086:pci-stub"
+	assert_driver pci 0000:01:00.0 r8169
+	assert_driver pci 0000:00:1c.0 pci-stub
+}
+
+@test "the nearest parent with the attribute wins: the root hub's serial, its controller's address, takes the interface of a keyboard without a serial of its own, not a stick's" {
+	fake_driver usb usb-storage 'match=*'
+	fake_driver usb usbhid 'match=*'
+	fake_device usb usb1 path=pci0000:00/0000:00:1d.7 idVendor=1d6b idProduct=0002 serial=0000:00:1d.7 driver=usb
+	fake_device usb 1-1 parent=usb1 idVendor=0781 idProduct=5567 serial=$SERIAL_A
+	fake_device usb 1-1:1.0 parent=1-1 class=08 driver=usb-storage
+	fake_device usb 1-2 parent=usb1 idVendor=046d idProduct=c31c
+	fake_device usb 1-2:1.0 parent=1-2 class=03 driver=usbhid
+	run_says 0 "drvbind: usb/*:*,serial=0000:00:1d.7: 1-2:1.0 on none" \
+		drvbind -t 0 "usb/*:*,serial=0000:00:1d.7:none"
+	assert_driver usb 1-2:1.0 none
+	assert_driver usb 1-1:1.0 usb-storage
+	assert_log <<-EOF
+	devices/pci0000:00/0000:00:1d.7/usb1/1-2/1-2:1.0/authorized 0 -> ok
+	EOF
+}
+
+@test "an attribute that neither the device nor any parent has matches nothing: a stick without a serial is no serial=*" {
+	fake_driver usb usb-storage 'match=*'
+	fake_device usb 1-1 idVendor=0781 idProduct=5567
+	fake_device usb 1-1:1.0 parent=1-1 class=08 driver=usb-storage
+	run_says 1 "drvbind: usb/*,serial=*: device not found (waited 0 s)" \
+		drvbind -t 0 "usb/*,serial=*:none"
+	assert_driver usb 1-1:1.0 usb-storage
+	assert_log </dev/null
+	# the same stick by its class, which the interface has: taken
+	run_says 0 "drvbind: usb/*,bInterfaceClass=08: 1-1:1.0 on none" drvbind -t 0 "usb/*,bInterfaceClass=08:none"
+}
+
+@test "PCI functions behind one root port are picked by the port's secondary_bus_number, which only a bridge has, and those behind the other port stay" {
+	fake_driver pci pcieport 'match=*'
+	fake_driver pci e1000e 'match=*'
+	fake_driver pci vfio-pci 'match=*'
+	# two root ports, each a bridge with its secondary bus, and a
+	# two-port NIC behind each: functions 0 and 1
+	fake_device pci 0000:00:1c.0 vendor=0x8086 device=0x2940 pciclass=0x060400 override driver=pcieport
+	echo 2 >"$FAKE/back/devices/pci0000:00/0000:00:1c.0/secondary_bus_number"
+	fake_device pci 0000:00:1c.1 vendor=0x8086 device=0x2942 pciclass=0x060400 override driver=pcieport
+	echo 3 >"$FAKE/back/devices/pci0000:00/0000:00:1c.1/secondary_bus_number"
+	for f in 0 1; do
+		fake_device pci "0000:02:00.$f" path=pci0000:00/0000:00:1c.0 vendor=0x8086 device=0x105e \
+			pciclass=0x020000 override driver=e1000e
+		fake_device pci "0000:03:00.$f" path=pci0000:00/0000:00:1c.1 vendor=0x8086 device=0x105e \
+			pciclass=0x020000 override driver=e1000e
+	done
+	# class=0x02*: the bridge itself, whose own secondary_bus_number is 3, is left out
+	run_says 0 "drvbind: pci/*,class=0x02*,secondary_bus_number=3: 0000:03:00.0 0000:03:00.1 on vfio-pci" \
+		drvbind -t 0 "pci/*,class=0x02*,secondary_bus_number=3:vfio-pci"
+	assert_driver pci 0000:03:00.0 vfio-pci
+	assert_driver pci 0000:03:00.1 vfio-pci
+	assert_driver pci 0000:02:00.0 e1000e
+	assert_driver pci 0000:02:00.1 e1000e
+	assert_driver pci 0000:00:1c.1 pcieport
+}
+
+@test "none on a set's unbound interface says the set's line, and with -v the member's hold too" {
+	fake_driver usb usb-storage 'match=*'
+	fake_device usb 1-1 idVendor=0781 idProduct=5567 serial=$SERIAL_A
+	fake_device usb 1-1:1.0 parent=1-1 class=08
+	run_says 0 "drvbind: usb/*:*,serial=$SERIAL_A: 1-1:1.0 on none" drvbind -t 0 "usb/*:*,serial=$SERIAL_A:none"
+	[ "$(cat "$SYS/bus/usb/devices/1-1:1.0/authorized")" = 0 ]
+	printf 1 >"$SYS/bus/usb/devices/1-1:1.0/authorized"
+	run_says 0 - drvbind -v -t 0 "usb/*:*,serial=$SERIAL_A:none" <<-EOF
+	drvbind: write bus/usb/devices/1-1:1.0/authorized "0"
+	drvbind: usb/1-1:1.0: unbound; held by authorized 0
+	drvbind: usb/*:*,serial=$SERIAL_A: 1-1:1.0 on none
+	EOF
+	assert_driver usb 1-1:1.0 none
+	[ "$(cat "$SYS/bus/usb/devices/1-1:1.0/authorized")" = 0 ]
 }

@@ -320,8 +320,9 @@ modprobe -q -- pci-stub"
 	fake_later idle fake_device usb 1-1:1.0 parent=1-1 class=08 \; fake_probe usb 1-1:1.0
 	run drvbind -t 5 usb/1-1:1.0:none
 	[ "$status" -eq 0 ]
-	# drvbind looked at the add uevent, before the probe
-	assert_output_is "drvbind: usb/1-1:1.0: already unbound"
+	# drvbind looked at the add uevent, before the probe: it found the
+	# interface unbound, and its authorized 0 is what keeps the probe off
+	assert_output_is "drvbind: usb/1-1:1.0: unbound; held by authorized 0"
 	wait_for "$FAKE/log" '^bus/usb/drivers_probe '
 	assert_driver usb 1-1:1.0 none
 	assert_log <<-EOF

@@ -2,34 +2,63 @@
 # SPDX-License-Identifier: MIT
 # The host's side of a hot-plug: QEMU's own unplug and plug of a device,
 # when the guest asks for it, while the guest waits for the kernel to
-# see it (the follow boot, test/qemu/guest/follow.sh).
+# see it (the follow and serial boots, test/qemu/guest/follow.sh and
+# serial.sh).
 #
-#   test/qemu/monitor.sh DIR DEVICE
+#   test/qemu/monitor.sh DIR DEVICE...
 #
-# DEVICE is the -device value the boot started with, id= included
+# Each DEVICE is a -device value the boot started with, id= included
 # (usb-storage,bus=xhci.0,port=1,drive=stick,id=stick0). QEMU's QMP
 # monitor is a pipe chardev on the FIFOs DIR/qmp.in and DIR/qmp.out
 # (made before QEMU starts): it needs no socket client, and the guest's
-# report (DIR/results) is the other way. Each line "monitor unplug" in
-# the report is answered by a device_del of the id, each "monitor plug"
-# by a device_add of DEVICE again, in order; QEMU's answers go to
-# DIR/qmp.log. Ends once boot.sh wrote DIR/qemu.status, or at
-# QEMU_TIMEOUT.
+# report (DIR/results) is the other way. Each line "monitor unplug [ID]"
+# in the report is answered by a device_del of ID, each line
+# "monitor plug [ID [PROP=VALUE,...]]" by a device_add of the DEVICE
+# whose id is ID, with each PROP's value instead of its own (port=3:
+# the same device in another port); without ID, the first DEVICE. In
+# order; QEMU's answers go to DIR/qmp.log. Ends once boot.sh wrote
+# DIR/qemu.status, or at QEMU_TIMEOUT.
 set -u
 
-dir=$1 device=$2
-id=${device##*id=}
-id=${id%%,*}
+dir=$1
+shift
+devices="$*"
 
-# args: DEVICE's properties as QMP arguments, its driver first
+# id_of DEVICE: its id
+id_of() {
+	local id="${1##*id=}"
+	echo "${id%%,*}"
+}
+
+# device [ID]: the DEVICE whose id is ID; without ID the first
+device() {
+	local d
+	for d in $devices; do
+		if [ -z "$1" ] || [ "$(id_of "$d")" = "$1" ]; then
+			echo "$d"
+			return
+		fi
+	done
+}
+
+# args DEVICE [PROP=VALUE,...]: DEVICE's properties as QMP arguments,
+# its driver first; a property the second argument names has its value
+# from there
 args() {
 	(
+		extra=$2
 		IFS=,
 		# shellcheck disable=SC2086 # split at the commas
-		set -- $device
+		set -- $1
 		printf '{"driver":"%s"' "$1"
 		shift
 		for kv; do
+			case ,$extra, in
+			*,"${kv%%=*}"=*) ;;
+			*) printf ',"%s":"%s"' "${kv%%=*}" "${kv#*=}" ;;
+			esac
+		done
+		for kv in $extra; do
 			printf ',"%s":"%s"' "${kv%%=*}" "${kv#*=}"
 		done
 		printf '}'
@@ -47,19 +76,24 @@ printf '{"execute":"qmp_capabilities"}\n' >&4
 done=0
 end=$(($(date +%s) + ${QEMU_TIMEOUT:-120} + 10))
 while [ ! -e "$dir/qemu.status" ] && [ "$(date +%s)" -lt "$end" ]; do
-	# only whole lines: one the guest is still writing matches neither
-	asked=$(grep -x -e 'monitor unplug' -e 'monitor plug' "$dir/results" 2>/dev/null)
+	# only whole lines (wc counts their ends): one the guest is still
+	# writing may not have its arguments yet
+	whole=$(wc -l 2>/dev/null <"$dir/results") || whole=0
+	asked=$(head -n "$whole" "$dir/results" 2>/dev/null | grep -E '^monitor (unplug|plug)( |$)')
 	n=0
-	for a in $asked; do
-		[ "$a" = monitor ] && continue
+	while read -r _ verb id extra; do
+		[ -n "$verb" ] || continue
 		n=$((n + 1))
 		[ "$n" -gt "$done" ] || continue
-		case $a in
-		unplug) printf '{"execute":"device_del","arguments":{"id":"%s"}}\n' "$id" ;;
-		plug) printf '{"execute":"device_add","arguments":%s}\n' "$(args)" ;;
+		d=$(device "$id")
+		case $verb in
+		unplug) printf '{"execute":"device_del","arguments":{"id":"%s"}}\n' "$(id_of "$d")" ;;
+		plug) printf '{"execute":"device_add","arguments":%s}\n' "$(args "$d" "$extra")" ;;
 		esac >&4
 		done=$n
-	done
+	done <<-EOF
+		$asked
+	EOF
 	sleep 0.2
 done
 # QEMU has ended: the reader has its last answers once the pipe is empty

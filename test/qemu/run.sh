@@ -4,8 +4,9 @@
 # guest's report in build/qemu/out/NAME/results ("RUN.KEY VALUE" lines,
 # see test/qemu.bats), beside its console.log.
 #
-#   test/qemu/run.sh [SCENARIO[@SUITE]...]   vfio follow lockdown late
-#                          pcitiming usbtiming pid1 pci missing malformed myinit,
+#   test/qemu/run.sh [SCENARIO[@SUITE]...]   vfio follow lockdown serial
+#                          late pcitiming usbtiming pid1 pci missing malformed
+#                          myinit,
 #                          and pcitiming@S usbtiming@S pci@S for each S of
 #                          QEMU_SUITES (default "bullseye trixie sid
 #                          trixie-backports"), with vfio@S follow@S late@S
@@ -54,7 +55,7 @@ boots_of() {
 # each scenario on Debian 12's kernel, then on each kernel of
 # QEMU_SUITES that boots it.
 if [ $# -eq 0 ]; then
-	for b in vfio follow lockdown late pcitiming usbtiming pid1 pci missing malformed myinit; do
+	for b in vfio follow lockdown serial late pcitiming usbtiming pid1 pci missing malformed myinit; do
 		set -- "$@" "$b"
 		for suite in ${QEMU_SUITES-bullseye trixie sid trixie-backports}; do
 			case " $(boots_of "$suite") " in
@@ -269,6 +270,32 @@ scenario() {
 		rm -rf "$x"
 		boot lockdown "rdinit=/sbin/drvbind drvbind.follow=1 drvbind=usb/*,bInterfaceClass=08:none" \
 			$stick -device usb-tablet,bus=xhci.0 ;;
+	serial)
+		# Two usb-storage sticks, alike but for their serial numbers,
+		# and drvbind as PID 1 with drvbind.follow=1 and a set that
+		# names one by its serial: the interface of the stick whose
+		# device has a serial DRVBINDA..., wherever it is plugged in.
+		# Each stick with an id, on a port of its own, so that
+		# monitor.sh can unplug it and plug it into another (the guest
+		# names the port); the FIFOs as for follow. drvbind.timeout=30,
+		# as for follow: on a busy machine the init may load the
+		# drivers more than the default 10 s after drvbind started,
+		# and the set must not have given up on its stick by then.
+		d=$out/serial$tag
+		sticka=usb-storage,bus=xhci.0,port=1,drive=disk-a,serial=DRVBINDA0001,id=stick-a
+		stickb=usb-storage,bus=xhci.0,port=2,drive=disk-b,serial=DRVBINDB0002,id=stick-b
+		rm -rf "$d"
+		mkdir -p "$d"
+		mkfifo "$d/qmp.in" "$d/qmp.out"
+		sh $q/monitor.sh "$d" "$sticka" "$stickb" &
+		sh $q/boot.sh "$kernel" "$initrd" "$d" \
+			"scenario=serial rdinit=/sbin/drvbind drvbind.follow=1 drvbind.timeout=30 drvbind=usb/*:*,serial=DRVBINDA*:none" \
+			-device qemu-xhci,id=xhci,addr=9 \
+			-blockdev driver=null-co,node-name=disk-a,size=1048576 \
+			-blockdev driver=null-co,node-name=disk-b,size=1048576 \
+			-device "$sticka" -device "$stickb" \
+			-chardev "pipe,id=qmp,path=$d/qmp" -mon chardev=qmp,mode=control
+		wait "$!" ;;
 	*)
 		echo "run.sh: no scenario $1" >&2
 		return 1 ;;
