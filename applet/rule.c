@@ -375,6 +375,14 @@ static int removed(struct rule *r)
 	return 1;
 }
 
+/* Whether a new_id may still come: NEW_ID_WAIT_MS from the first refusal. */
+static int new_id_soon(struct rule *r)
+{
+	if (!r->new_id_until)
+		r->new_id_until = now_ms() + NEW_ID_WAIT_MS;
+	return now_ms() < r->new_id_until;
+}
+
 /*
  * A move that failed may still be one to wait out (the table's rows
  * FOR_BUS, FOR_NEW_ID, FOR_DRIVER and the bus link gone). 1: the rule
@@ -382,6 +390,8 @@ static int removed(struct rule *r)
  */
 static int refusal_waits(struct rule *r, const char *cur, struct fail *f)
 {
+	enum wait wait;
+
 	if (removed(r))
 		return 1;
 	/*
@@ -392,45 +402,36 @@ static int refusal_waits(struct rule *r, const char *cur, struct fail *f)
 	 * brings the next look. A device that had a driver was ready: it
 	 * goes back to it.
 	 */
-	if (f->step == STEP_BIND && f->err == EAGAIN && !cur[0]) {
-		r->held |= r->hold == OVERRIDE;
-		wait_refused(r, FOR_BUS, f);
-		return 1;
+	if (f->step == STEP_BIND && f->err == EAGAIN && !cur[0])
+		wait = FOR_BUS;
+	/*
+	 * Until the bus has finished adding a new device (PCI sets
+	 * match_driver after the add uevent), bind says ENODEV even for the
+	 * driver its override names, and then the kernel binds that driver
+	 * itself. A device without a driver stays held so; at the deadline
+	 * it is handed back.
+	 */
+	else if (f->step == STEP_BIND && f->err == ENODEV && r->hold == OVERRIDE && !cur[0]) {
+		mark_held(r);
+		wait = FOR_BUS;
 	}
-	if (f->step == STEP_BIND && f->err == ENODEV) {
-		/*
-		 * Until the bus has finished adding a new device (PCI sets
-		 * match_driver after the add uevent), bind says ENODEV even
-		 * for the driver its override names, and then the kernel
-		 * binds that driver itself. A device without a driver stays
-		 * held so; at the deadline it is handed back.
-		 */
-		if (r->hold == OVERRIDE && !cur[0]) {
-			mark_held(r);
-			wait_refused(r, FOR_BUS, f);
-			return 1;
-		}
-		/*
-		 * usb_register_driver makes new_id and remove_id after the
-		 * driver's add uevent, and nothing announces them: a bind
-		 * that the driver's table refuses before they are there is
-		 * tried again soon, for NEW_ID_WAIT_MS at most.
-		 */
-		if (r->hold == AUTHORIZED && !r->none && !teachable(r, r->s.drv)) {
-			if (!r->new_id_until)
-				r->new_id_until = now_ms() + NEW_ID_WAIT_MS;
-			if (now_ms() < r->new_id_until) {
-				wait_refused(r, FOR_NEW_ID, f);
-				return 1;
-			}
-		}
-	}
-	if (drv_registering(f)) {
-		r->held |= r->hold == OVERRIDE;
-		wait_refused(r, FOR_DRIVER, f);
-		return 1;
-	}
-	return 0;
+	/*
+	 * usb_register_driver makes new_id and remove_id after the driver's
+	 * add uevent, and nothing announces them: a bind that the driver's
+	 * table refuses before they are there is tried again soon, for
+	 * NEW_ID_WAIT_MS at most.
+	 */
+	else if (f->step == STEP_BIND && f->err == ENODEV && r->hold == AUTHORIZED && !r->none &&
+	    !teachable(r, r->s.drv) && new_id_soon(r))
+		wait = FOR_NEW_ID;
+	else if (drv_registering(f))
+		wait = FOR_DRIVER;
+	else
+		return 0;
+	/* An override written stays: the rule holds the device until it ends. */
+	r->held |= r->hold == OVERRIDE;
+	wait_refused(r, wait, f);
+	return 1;
 }
 
 /*
