@@ -246,28 +246,26 @@ static int move_try(struct rule *r, const char *to, enum move how, int bind, con
  */
 static int dev_move(struct rule *r, const char *to, enum move how, int bind, char *cur, struct fail *f)
 {
-	int tries, ret = 1;
+	int tries, ret = 1, verify;
 
-	for (tries = 0; ret > 0 && tries < BUSY_RETRIES; tries++) {
+	/* The last read of the driver link, after the move, is its verify. */
+	for (tries = 0;; tries++) {
+		verify = ret == 0 || tries == BUSY_RETRIES;
 		if ((tries || how == BACK) && driver_now(r, cur) < 0)
-			return fail(f, STEP_LINK, -1);
+			return fail(f, verify ? STEP_VERIFY : STEP_LINK, -1);
 		if (!strcmp(cur, to))
 			return 0;
+		if (verify) {
+			f->step = STEP_VERIFY;
+			f->err = ELSEWHERE;
+			return -1;
+		}
 		f->step = NO_STEP;
 		ret = move_try(r, to, how, bind, cur, f);
 		/* A bind still busy at the last try is the move's failure. */
-		if (ret > 0 && f->step == STEP_BIND && tries == BUSY_RETRIES - 1)
+		if (ret < 0 || (ret > 0 && f->step == STEP_BIND && tries == BUSY_RETRIES - 1))
 			return -1;
 	}
-	if (ret < 0)
-		return -1;
-	if (driver_now(r, cur) < 0)
-		return fail(f, STEP_VERIFY, -1);
-	if (!strcmp(cur, to))
-		return 0;
-	f->step = STEP_VERIFY;
-	f->err = ELSEWHERE;
-	return -1;
 }
 
 /* Asks the bus to probe the device (drivers_probe); what it answers is not used. */
