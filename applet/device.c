@@ -52,15 +52,6 @@ int dev_driver(int dirfd, const char *bus, const char *dev, char *drv)
 	return 0;
 }
 
-/*
- * The driver the rule's device is bound to now. Not inlined: its seven
- * callers pass one pointer, not two.
- */
-__attribute__((noinline)) int rule_driver(const struct rule *r, int dirfd, char *drv)
-{
-	return dev_driver(dirfd, r->bus, r->s.dev, drv);
-}
-
 int dev_write(const struct rule *r, const char *attr, const char *val)
 {
 	char p[PATH_SZ];
