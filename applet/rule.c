@@ -102,14 +102,20 @@ static const char *step_name(const struct rule *r, enum step step)
 }
 
 /*
- * Records a failed step: its errno, or SHORT_WRITE. -1, for the caller
- * to return. Not inlined: a dozen steps record their failure, and each
- * would carry errno's lookup.
+ * Why a store (attr_store's `ret') failed: errno, or SHORT_WRITE. Not
+ * inlined: a dozen steps record their failure, and each would carry
+ * errno's lookup.
  */
-static __attribute__((noinline)) int fail(struct fail *f, enum step step, int ret)
+static __attribute__((noinline)) int store_err(int ret)
+{
+	return ret == STORE_SHORT ? SHORT_WRITE : errno;
+}
+
+/* Records a failed step and why. -1, for the caller to return. */
+static int fail(struct fail *f, enum step step, int ret)
 {
 	f->step = step;
-	f->err = ret == STORE_SHORT ? SHORT_WRITE : errno;
+	f->err = store_err(ret);
 	return -1;
 }
 
@@ -199,8 +205,8 @@ static int teach(struct rule *r, struct fail *f)
 	else if (!cur[0] && (ret = drv_write(r, r->s.drv, "bind", r->s.dev)) < 0)
 		bound = fail(f, STEP_BIND, ret) < 0 && f->err != EBUSY ? -1 : 0;
 	/* Not every bus has remove_id (ENOENT): there the id stays. */
-	if ((ret = drv_write(r, r->s.drv, "remove_id", id)) < 0 && (ret == STORE_SHORT || errno != ENOENT))
-		say(LOG_WARNING, "%r: %s/remove_id \"%s\": %e", r, r->s.drv, id, ret == STORE_SHORT ? SHORT_WRITE : errno);
+	if ((ret = drv_write(r, r->s.drv, "remove_id", id)) < 0 && (ret = store_err(ret)) != ENOENT)
+		say(LOG_WARNING, "%r: %s/remove_id \"%s\": %e", r, r->s.drv, id, ret);
 	return bound;
 }
 
@@ -224,8 +230,10 @@ static int move_try(struct rule *r, const char *to, enum move how, int bind, con
 {
 	int ret;
 
-	if (cur[0] && (ret = drv_write(r, cur, "unbind", r->s.dev)) < 0)
-		return errno == ENODEV && ret != STORE_SHORT ? 1 : fail(f, STEP_UNBIND, ret);
+	if (cur[0] && (ret = drv_write(r, cur, "unbind", r->s.dev)) < 0) {
+		fail(f, STEP_UNBIND, ret);
+		return f->err == ENODEV ? 1 : -1;
+	}
 	if (!*to)
 		return 1;
 	/* usbip-host takes only the USB devices listed in its match_busid. */
