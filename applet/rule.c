@@ -647,7 +647,7 @@ static int drv_open(struct rule *r, const char *cur, const char *hold_path)
 /* One look at a rule: the device's driver and hold, the driver's bind, then the move. */
 static void rule_look(struct rule *r)
 {
-	char cur[NAME_SZ], hold_path[PATH_SZ], hold_val[NAME_SZ] = "";
+	char cur[NAME_SZ], hold_path[PATH_SZ], hold_val[NAME_SZ];
 
 	if (!dev_open(r))
 		return;
@@ -658,9 +658,13 @@ static void rule_look(struct rule *r)
 	}
 	r->hold = hold_open(r, "driver_override", hold_path) ? OVERRIDE :
 	    usb_intf(r) && hold_open(r, "authorized", hold_path) ? AUTHORIZED : UNHELD;
-	/* Kept for the rollback, until the hold changes it; "(null)" is the kernel's word for unset. */
-	if (look.hold >= 0 && fd_get(look.hold, hold_val, sizeof hold_val) == 0 && !r->held &&
-	    strcmp(hold_val, "(null)"))
+	/*
+	 * Kept for the rollback, until the hold changes it; "(null)" is the
+	 * kernel's word for unset. A hold that cannot be read reads "".
+	 */
+	if (look.hold < 0 || fd_get(look.hold, hold_val, sizeof hold_val) < 0)
+		hold_val[0] = '\0';
+	else if (!r->held && strcmp(hold_val, "(null)"))
 		copy(r->ovr, hold_val);
 	if (r->none && !r->hold)
 		rule_watch(r, cur);
