@@ -449,15 +449,14 @@ static int refusal_waits(struct rule *r, const char *cur, struct fail *f)
  * Step 3: the hold. authorized 0 unbinds the driver itself; 1 only lets
  * a bind through. An override held already (a driver registering
  * meanwhile) is not written again at every look. `now' is what the
- * device is on after it. 1: the hold's value changed; 0: it did not,
- * or nothing was written.
+ * device is on after it. `changes': val is not the hold's value now.
+ * 1: the hold's value changed; 0: it did not, or nothing was written.
  */
-static int hold_write(struct rule *r, const char *val, const char *hold_val, const char *hold_path, char *now,
-    struct fail *f)
+static int hold_write(struct rule *r, const char *val, int changes, const char *hold_path, char *now, struct fail *f)
 {
 	int ret;
 
-	if (!val || !((r->hold == OVERRIDE && !r->held) || strcmp(hold_val, val)))
+	if (!changes && !(r->hold == OVERRIDE && !r->held))
 		return 0;
 	/*
 	 * The store waits under the device lock for a probe that was
@@ -487,7 +486,7 @@ static int hold_write(struct rule *r, const char *val, const char *hold_val, con
 		return fail(f, STEP_LINK, -1);
 	if (now[0])
 		copy(r->orig, now);
-	return strcmp(hold_val, val) != 0;
+	return changes;
 }
 
 /*
@@ -501,7 +500,7 @@ static void rule_move(struct rule *r, const char *cur, const char *hold_val, con
 	struct fail f = { NO_STEP, 0 };
 	enum move how = OWN;
 	char now[NAME_SZ];
-	int failed = 0, held = 0;
+	int failed = 0, held = 0, changes;
 
 	/*
 	 * driver_override "none" (a none rule's s.drv) or authorized 0
@@ -515,8 +514,9 @@ static void rule_move(struct rule *r, const char *cur, const char *hold_val, con
 		val = r->none ? "0" : "1";
 		how = r->none ? BACK : OWN;
 	}
+	changes = val && strcmp(hold_val, val);
 	/* A held override lets the kernel bind the driver as it registers, or unbind the old one as it goes. */
-	if (!strcmp(cur, to) && !(r->none && val && strcmp(hold_val, val))) {
+	if (!strcmp(cur, to) && !(r->none && changes)) {
 		say_done(r, to, r->held || r->new_id_until ? MOVED : STAYED);
 		return;
 	}
@@ -531,7 +531,7 @@ static void rule_move(struct rule *r, const char *cur, const char *hold_val, con
 			f.err = ENODEV;
 			failed = 1;
 		} else {
-			held = hold_write(r, val, hold_val, hold_path, now, &f);
+			held = hold_write(r, val, changes, hold_path, now, &f);
 			failed = held < 0 || dev_move(r, to, how, look.bind, now, &f) < 0;
 		}
 		if (failed && refusal_waits(r, cur, &f))
