@@ -41,15 +41,16 @@ int drv_has(const struct rule *r, const char *drv, const char *attr)
 int dev_driver(int dirfd, const char *bus, const char *dev, char *drv)
 {
 	char p[PATH_SZ];
+	const char *link = "driver";
 
 	drv[0] = '\0';
-	if (dirfd >= 0)
-		copy(p, "driver");
-	else if (node_path(p, bus, "/devices/", dev, "driver") < 0)
-		return -1;
-	if (link_base(dirfd >= 0 ? dirfd : sys_dirfd(), p, drv) < 0 && errno != ENOENT)
-		return -1;
-	return 0;
+	if (dirfd < 0) {
+		if (node_path(p, bus, "/devices/", dev, link) < 0)
+			return -1;
+		link = p;
+		dirfd = sys_dirfd();
+	}
+	return link_base(dirfd, link, drv) < 0 && errno != ENOENT ? -1 : 0;
 }
 
 int dev_write(const struct rule *r, const char *attr, const char *val)
