@@ -86,6 +86,14 @@ static struct {
 	int dir, hold, bind;
 } look = { -1, -1, -1 };
 
+/* The look is over: a file of it closed, or kept (see look). */
+static void look_end(int *fd, int keep)
+{
+	if (*fd >= 0 && !keep)
+		fd_close(*fd);
+	*fd = -1;
+}
+
 static const char *hold_attr(const struct rule *r)
 {
 	return r->hold == AUTHORIZED ? "authorized" : "driver_override";
@@ -329,9 +337,7 @@ static void rule_fail(struct rule *r, const struct fail *f, const char *cur)
 	 * during the look is a new directory, which the one open since no
 	 * longer shows.
 	 */
-	if (look.dir >= 0)
-		fd_close(look.dir);
-	look.dir = -1;
+	look_end(&look.dir, 0);
 	if (f->err == ELSEWHERE)
 		(void)path_join(why, sizeof why, cur[0] ? "bound to " : "not bound", cur, (const char *)0);
 	else
@@ -689,14 +695,6 @@ __attribute__((noinline)) void rule_arm(struct rule *r, long long until)
 	r->id[0] = r->orig[0] = '\0';
 	r->said = r->absent_ok = 1;
 	r->until = until;
-}
-
-/* The look is over: a file of it closed, or kept (see look). */
-static void look_end(int *fd, int keep)
-{
-	if (*fd >= 0 && !keep)
-		fd_close(*fd);
-	*fd = -1;
 }
 
 void rule_step(struct rule *r)
