@@ -25,12 +25,18 @@ int dev_path(char *p, const struct rule *r, const char *attr)
 	return node_path(p, r->bus, "/devices/", r->s.dev, attr);
 }
 
-/* The driver's directory or attribute exists. */
-int drv_has(const struct rule *r, const char *drv, const char *attr)
+/* node_path's file exists. */
+static int node_exists(const char *bus, const char *kind, const char *name, const char *attr)
 {
 	char p[PATH_SZ];
 
-	return node_path(p, r->bus, "/drivers/", drv, attr) == 0 && sys_exists(p);
+	return node_path(p, bus, kind, name, attr) == 0 && sys_exists(p);
+}
+
+/* The driver's directory or attribute exists. */
+int drv_has(const struct rule *r, const char *drv, const char *attr)
+{
+	return node_exists(r->bus, "/drivers/", drv, attr);
 }
 
 /*
@@ -86,9 +92,8 @@ struct find_ctx {
 static int find_fn(const char *bus, void *ctx)
 {
 	struct find_ctx *c = ctx;
-	char p[PATH_SZ];
 
-	if (str_len(bus) >= NAME_SZ || PATH(p, "bus/", bus, "/devices/", c->dev) < 0 || !sys_exists(p))
+	if (str_len(bus) >= NAME_SZ || !node_exists(bus, "/devices/", c->dev, NULL))
 		return 0;
 	copy(c->hit[c->hits > 0], bus);
 	return ++c->hits > 1;
@@ -102,10 +107,9 @@ static int find_fn(const char *bus, void *ctx)
 int dev_find(struct rule *r)
 {
 	struct find_ctx c = { .dev = r->s.dev };
-	char p[PATH_SZ];
 
 	if (r->s.bus[0])
-		return dev_path(p, r, NULL) == 0 && sys_exists(p);
+		return node_exists(r->bus, "/devices/", r->s.dev, NULL);
 	if (dir_scan("bus", find_fn, &c) < 0 || !c.hits)
 		return 0;
 	if (c.hits > 1) {
