@@ -503,7 +503,7 @@ static int hold_write(struct rule *r, const char *val, int changes, const char *
 static void rule_move(struct rule *r, const char *cur, const char *hold_val, const char *hold_path)
 {
 	const char *to = r->none ? "" : r->s.drv, *val = NULL;
-	struct fail f = { NO_STEP, 0 };
+	struct fail f;
 	enum move how = OWN;
 	char now[NAME_SZ];
 	int failed = 0, held = 0, changes;
@@ -558,7 +558,7 @@ static void rule_move(struct rule *r, const char *cur, const char *hold_val, con
  */
 static void rule_watch(struct rule *r, const char *cur)
 {
-	struct fail f = { NO_STEP, 0 };
+	struct fail f;
 	char now[NAME_SZ];
 	int watching = r->wait == WATCHING;
 
@@ -712,7 +712,7 @@ void rule_step(struct rule *r)
 /* A member of a set another member failed: back where it was. */
 void rule_undo(struct rule *r)
 {
-	struct fail f = { NO_STEP, 0 };
+	struct fail f;
 
 	if (rollback(r, &f) < 0)
 		say(LOG_ERR, "%r: rollback to %s failed at %s: %e", r, drv_or_none(r->orig), step_name(r, f.step), f.err);
@@ -740,9 +740,11 @@ void rule_expire(struct rule *r)
 	} else if (r->refused.step) {
 		rule_fail(r, &r->refused, "");
 	} else {
+		struct fail rb;
+
 		/* The native driver may have a held device back: nothing is lost. */
 		if (r->held)
-			(void)rollback(r, &(struct fail){ NO_STEP, 0 });
+			(void)rollback(r, &rb);
 		(void)driver_now(r, cur);
 		say(LOG_ERR, "%r: driver %s not found; %s%s%s (waited %u s)", r, r->s.drv,
 		    r->held ? "now " : "stays ", cur[0] ? "on " : "unbound", cur, conf.timeout);
