@@ -722,7 +722,7 @@ void rule_undo(struct rule *r)
 /* The deadline passed: say what is missing, and hand a held device back. */
 void rule_expire(struct rule *r)
 {
-	char cur[NAME_SZ] = "";
+	char cur[NAME_SZ];
 
 	if (r->wait == WATCHING) {
 		r->state = DONE;
