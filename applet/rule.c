@@ -193,18 +193,16 @@ static int teachable(const struct rule *r, const char *drv)
  * it the device's id through new_id, bind unless the kernel already did
  * (it binds every unbound match on new_id, and a second bind says EBUSY),
  * then take the id back out so the driver does not grab other devices
- * with that id later.
+ * with that id later. *f holds the bind's failure.
  */
 static int teach(struct rule *r, struct fail *f)
 {
 	char id[sizeof r->id], cur[NAME_SZ];
 	int ret, bound = 0;
 
-	if (dev_id(r, id, sizeof id) < 0) {
-		f->step = STEP_BIND;
-		f->err = ENODEV;
+	/* Without an id to teach, *f stays the bind's ENODEV. */
+	if (dev_id(r, id, sizeof id) < 0)
 		return -1;
-	}
 	if ((ret = drv_write(r, r->s.drv, "new_id", id)) < 0)
 		return fail(f, STEP_NEW_ID, ret);
 	copy(r->id, id);
