@@ -20,7 +20,8 @@ int node_path(char *p, const char *bus, const char *kind, const char *name, cons
 	    (const char *)0);
 }
 
-int dev_path(char *p, const struct rule *r, const char *attr)
+/* Not inlined: its callers pass the rule, not its bus and its device. */
+__attribute__((noinline)) int dev_path(char *p, const struct rule *r, const char *attr)
 {
 	return node_path(p, r->bus, "/devices/", r->s.dev, attr);
 }
