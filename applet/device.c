@@ -79,7 +79,8 @@ int drv_store(const struct rule *r, const char *drv, const char *attr, const cha
 	return attr_store(fd, p, val);
 }
 
-int drv_write(const struct rule *r, const char *drv, const char *attr, const char *val)
+/* Not inlined: each of its five callers would pass drv_store's -1 itself. */
+__attribute__((noinline)) int drv_write(const struct rule *r, const char *drv, const char *attr, const char *val)
 {
 	return drv_store(r, drv, attr, val, -1);
 }
