@@ -562,7 +562,7 @@ static void rule_watch(struct rule *r, const char *cur)
 
 	if (!watching)
 		copy(r->orig, cur);
-	copy(now, cur);
+	/* A move BACK reads the driver link into `now' first. */
 	if (cur[0] && !flag[DRY] && dev_move(r, "", BACK, -1, now, &f) < 0) {
 		if (drv_registering(&f))
 			wait_refused(r, watching ? WATCHING : FOR_DRIVER, &f);
