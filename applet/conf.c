@@ -137,7 +137,7 @@ static int trusted(const char *path, int fd)
 	struct stat st = { 0 };
 
 	if (fd_stat(fd, &st) < 0)
-		say(LOG_ERR, "%s: %e; not read", path, errno);
+		say(LOG_ERR, "%s: %m; not read", path);
 	else if (!S_ISREG(st.st_mode))
 		say(LOG_ERR, "%s: not a regular file; not read", path);
 	else if (st.st_uid && st.st_uid != me)
@@ -172,7 +172,7 @@ static char *file_load(const char *path, char *buf, size_t size, int how)
 		fd_close(fd);
 	if (fd < 0 || n < 0) {
 		if (how & MUST || errno != ENOENT) {
-			say(LOG_ERR, "%s: %e", path, errno);
+			say(LOG_ERR, "%s: %m", path);
 			conf.bad++;
 		}
 		return NULL;

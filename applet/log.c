@@ -167,8 +167,9 @@ static void put_arg(char conv, va_list *ap)
 		break;
 	case 'u':
 	case 'e':
+	case 'm':
 		/* An unsigned passes as an int: every %u is small. */
-		n = va_arg(*ap, int);
+		n = conv == 'm' ? errno : va_arg(*ap, int);
 		if (conv == 'u')
 			put_num((unsigned)n);
 		else if (n >= 0)
@@ -208,9 +209,9 @@ static void line_end(int prio)
 
 /*
  * The one logger: one whole message a call, errno kept. "%s" a string,
- * "%q" refused input quoted, "%u" a number, "%e" errno's text (or
- * SHORT_WRITE's), "%r" a rule's device as "BUS/DEVICE" (just "DEVICE"
- * while its bus is not known).
+ * "%q" refused input quoted, "%u" a number, "%e" an errno's text (or
+ * SHORT_WRITE's), "%m" errno's own, "%r" a rule's device as
+ * "BUS/DEVICE" (just "DEVICE" while its bus is not known).
  */
 void say(int prio, const char *fmt, ...)
 {

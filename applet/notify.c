@@ -66,7 +66,7 @@ void notify_open(char **envp)
 		a.sun_path[0] = '\0';
 	sd = (int)syscall(SYS_socket, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (syscall(SYS_connect, sd, &a, offsetof(struct sockaddr_un, sun_path) + str_len(v) + (*v == '/')) < 0) {
-		say(LOG_WARNING, "NOTIFY_SOCKET=%s: %e; not notifying", v, errno);
+		say(LOG_WARNING, "NOTIFY_SOCKET=%s: %m; not notifying", v);
 		fd_close(sd);
 		sd = -1;
 	}

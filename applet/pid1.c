@@ -58,9 +58,9 @@ void pid1_exec(int status, char **argv, char **envp)
 		execve(init[i], argv, envp);
 		/* The one the command line asked for: why it did not run is worth a line. */
 		if (!i)
-			say(LOG_ERR, "drvbind.init=%s: %e; trying the next init", init_path, errno);
+			say(LOG_ERR, "drvbind.init=%s: %m; trying the next init", init_path);
 	}
-	say(LOG_ERR, "no init to run: %e", errno);
+	say(LOG_ERR, "no init to run: %m");
 	for (;;)
 		(void)syscall(SYS_ppoll, NULL, 0, NULL, NULL, 0);
 }

@@ -133,7 +133,7 @@ static int knock(const struct sockaddr_un *a, socklen_t len, const char *name)
 		/* A path nobody listens on is ours to replace; an abstract name is not. */
 		if (a->sun_path[0] && errno == ECONNREFUSED)
 			return FREE;
-		say(LOG_WARNING, "-f: %s is held and does not answer: %e; following without it", name, errno);
+		say(LOG_WARNING, "-f: %s is held and does not answer: %m; following without it", name);
 		return TAKEN;
 	}
 	who = peer_of(fd);
@@ -194,7 +194,7 @@ static int place_bind(const char *path)
 		else
 			(void)syscall(SYS_nanosleep, &nap, NULL);
 	}
-	say(LOG_WARNING, "-f: %s: %e; following without it", name, errno);
+	say(LOG_WARNING, "-f: %s: %m; following without it", name);
 	fd_close(fd);
 	return -1;
 }

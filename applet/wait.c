@@ -188,7 +188,7 @@ static int bg_fork(int pending)
 	pid_t pid = proc_fork();
 
 	if (pid < 0) {
-		say(LOG_ERR, "fork: %e; waiting in the foreground", errno);
+		say(LOG_ERR, "fork: %m; waiting in the foreground");
 		return 0;
 	}
 	if (pid == 0) {
@@ -401,7 +401,7 @@ int rules_apply(int rescan, const char *socket)
 		w.poll_ms = RESCAN_MS;
 	w.following = flag[FOLLOW];
 	if (w.sock < 0 && w.following) {
-		say(LOG_ERR, "-f: no uevent socket: %e; not following", errno);
+		say(LOG_ERR, "-f: no uevent socket: %m; not following");
 		w.following = 0;
 	}
 	return rules_run();
