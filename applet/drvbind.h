@@ -14,6 +14,7 @@
 #define DRVBIND_H
 
 #include <stddef.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -199,7 +200,9 @@ int set_settle(struct rule *p, long long now);
 
 /* place.c: the follower's sockets (PLACES of them), for ppoll. */
 struct pollfd;
+struct sockaddr_un;
 enum { PLACES = 2 };
+socklen_t unix_addr(struct sockaddr_un *a, const char *name, int abstract);
 void place_take(const char *path);
 void place_poll(struct pollfd *pfd);
 int place_answer(const struct pollfd *pfd);

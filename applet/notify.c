@@ -5,12 +5,11 @@
  * notify socket ($NOTIFY_SOCKET, one datagram a message, as sd_notify(3)
  * sends them, without libsystemd), and s6's notification fd (a newline,
  * once, on the fd that ./notification-fd names).
- * Calls sysfs.c, log.c and mem.c.
+ * Calls place.c, sysfs.c, log.c and mem.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <stddef.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -48,24 +47,21 @@ static void s6_open(void)
 
 void notify_open(char **envp)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct sockaddr_un a;
 	const char *v = NULL;
+	socklen_t len;
 
 	s6_open();
 	while (*envp && !(v = after(*envp, "NOTIFY_SOCKET=")))
 		envp++;
 	if (!v || (*v != '/' && *v != '@'))
 		return;
-	if (str_len(v) >= sizeof a.sun_path) {
+	if (!(len = unix_addr(&a, v, *v == '@'))) {
 		say(LOG_WARNING, "NOTIFY_SOCKET: longer than %u bytes; not notifying", (unsigned)sizeof a.sun_path - 1);
 		return;
 	}
-	copy(a.sun_path, v);
-	/* "@name": an abstract name, its '@' a NUL, no trailing NUL counted. */
-	if (*v == '@')
-		a.sun_path[0] = '\0';
 	sd = (int)syscall(SYS_socket, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (syscall(SYS_connect, sd, &a, offsetof(struct sockaddr_un, sun_path) + str_len(v) + (*v == '/')) < 0) {
+	if (syscall(SYS_connect, sd, &a, len) < 0) {
 		say(LOG_WARNING, "NOTIFY_SOCKET=%s: %m; not notifying", v);
 		fd_close(sd);
 		sd = -1;

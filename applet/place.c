@@ -41,7 +41,7 @@ enum {
 /* What a knock found at a place. */
 enum { FREE, TAKEN };
 
-static const char abstract[] = "@drvbind-follow";
+static const char abstract_name[] = "@drvbind-follow";
 
 /* The listening sockets, or -1. */
 static int place[PLACES] = { -1, -1 };
@@ -66,17 +66,22 @@ static int equal(uid_t uid)
 	return uid == 0 || uid == (uid_t)syscall(SYS_geteuid);
 }
 
-/* The address of a place: the path, or the abstract name (a leading NUL, no trailing one). */
-static socklen_t addr_of(struct sockaddr_un *a, const char *path)
+/*
+ * A unix socket's address: a path, or an abstract name (its first byte,
+ * '@' as systemd writes it, becomes a NUL; no trailing NUL counted). 0
+ * where name does not fit.
+ */
+socklen_t unix_addr(struct sockaddr_un *a, const char *name, int abstract)
 {
+	size_t n = str_len(name);
+
+	if (n >= sizeof a->sun_path)
+		return 0;
 	a->sun_family = AF_UNIX;
-	if (path) {
-		copy(a->sun_path, path);
-		return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + str_len(path) + 1);
-	}
-	copy(a->sun_path, abstract);
-	a->sun_path[0] = '\0';
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + sizeof abstract - 1);
+	copy(a->sun_path, name);
+	if (abstract)
+		a->sun_path[0] = '\0';
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + !abstract);
 }
 
 /*
@@ -163,17 +168,16 @@ static int place_bind(const char *path)
 	struct timespec nap = { 0, 10000000 };
 	struct sockaddr_un a;
 	socklen_t len;
-	const char *name = path ? path : abstract;
+	const char *name = path ? path : abstract_name;
 	int fd, i, ok;
 	mode_t mask;
 
-	if (path && str_len(path) >= sizeof a.sun_path) {
+	if (!(len = unix_addr(&a, name, !path))) {
 		say(LOG_WARNING, "-f: %s: longer than %u bytes; no socket there", path, (unsigned)sizeof a.sun_path - 1);
 		return -1;
 	}
 	if (path && !dir_trusted(path))
 		return -1;
-	len = addr_of(&a, path);
 	fd = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	/* The old follower's end frees an abstract name a moment after its connection closes. */
 	for (i = 0; i < HANDOVER_MS / 10; i++) {
