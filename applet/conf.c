@@ -237,44 +237,32 @@ static void conf_load(const char *path, int how)
 	}
 }
 
-/*
- * The arguments' rules (n of them: PID 1's arguments are the next init's
- * and not counted); where there are none, the config file's (file, or
- * the default where it exists), then the kernel command line's (cmdline,
- * or /proc/cmdline), which win.
- */
-/* What rules_load and conf_force were given, for rules_reload. */
-static struct {
-	int n;
-	char **args;
-	const char *file, *cmdline, *modprobe;
-	const unsigned *secs;
-} src;
+/* What rules_load was given, for rules_reload. */
+static const struct src *src;
 
-void rules_load(int n, char **args, const char *file, const char *cmdline)
+/*
+ * The arguments' rules; where there are none, the config file's (-c, or
+ * the default where it exists), then the kernel command line's (-k, or
+ * /proc/cmdline), which win; then -t and -m, which win over both.
+ */
+void rules_load(const struct src *from)
 {
 	int i;
 
-	src.n = n, src.args = args, src.file = file, src.cmdline = cmdline;
+	src = from;
 	conf.nrules = conf.bad = conf.follow = 0;
 	conf.timeout = TIMEOUT_DEFAULT;
 	conf.modprobe = "/sbin/modprobe";
-	for (i = 0; i < n; i++)
-		rule_add(args[i], "");
-	if (n)
-		return;
-	conf_load(file ? file : "/etc/drvbind.conf", file ? MUST | CHECKED : CHECKED);
-	cmdline_load(cmdline ? cmdline : "/proc/cmdline");
-}
-
-/* -t and -m win over what the command line and the config file say. */
-void conf_force(const unsigned *secs, const char *modprobe)
-{
-	src.secs = secs, src.modprobe = modprobe;
-	if (secs)
-		conf.timeout = *secs;
-	if (modprobe)
-		conf.modprobe = modprobe;
+	for (i = 0; i < from->n; i++)
+		rule_add(from->args[i], "");
+	if (!from->n) {
+		conf_load(from->file ? from->file : "/etc/drvbind.conf", from->file ? MUST | CHECKED : CHECKED);
+		cmdline_load(from->cmdline ? from->cmdline : "/proc/cmdline");
+	}
+	if (from->secs)
+		conf.timeout = *from->secs;
+	if (from->modprobe)
+		conf.modprobe = from->modprobe;
 	if (flag[DRY])
 		conf.timeout = 0;
 }
@@ -285,6 +273,5 @@ void conf_force(const unsigned *secs, const char *modprobe)
  */
 void rules_reload(void)
 {
-	rules_load(src.n, src.args, src.file, src.cmdline);
-	conf_force(src.secs, src.modprobe);
+	rules_load(src);
 }

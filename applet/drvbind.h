@@ -169,8 +169,15 @@ struct conf {
 extern struct conf conf;
 extern struct rule rules[DEVICES_MAX];
 extern char init_path[PATH_SZ];
-void rules_load(int n, char **args, const char *file, const char *cmdline);
-void conf_force(const unsigned *secs, const char *modprobe);
+/* Where the rules and settings come from: main.c's arguments and options. */
+struct src {
+	int n;			/* rules in args (PID 1's arguments are the next init's) */
+	char **args;
+	const char *file, *cmdline;	/* -c and -k, or NULL */
+	const unsigned *secs;	/* -t, or NULL */
+	const char *modprobe;	/* -m, or NULL */
+};
+void rules_load(const struct src *from);
 void rules_reload(void);
 struct rule *rule_find(const char *bus, const char *dev);
 struct rule *member_new(const struct rule *p, int idx, const char *dev);

@@ -88,6 +88,7 @@ static int opts_parse(int argc, char **argv, const char **val, int *status)
 int main(int argc, char **argv, char **envp)
 {
 	const char *val[VALS] = { NULL }, *root, *err;
+	struct src from;
 	unsigned t = 0;
 	int i, st, pid1 = syscall(SYS_getpid) == 1;
 
@@ -116,7 +117,13 @@ int main(int argc, char **argv, char **envp)
 		return 1;
 	}
 	/* -l takes a bus, not rules: they come from the config file and the command line. */
-	rules_load(flag[LISTING] ? 0 : argc - i, argv + i, val[CONF], val[CMDLINE]);
+	from.n = flag[LISTING] ? 0 : argc - i;
+	from.args = argv + i;
+	from.file = val[CONF];
+	from.cmdline = val[CMDLINE];
+	from.secs = val[SECS] ? &t : NULL;
+	from.modprobe = val[MODPROBE];
+	rules_load(&from);
 	if (flag[LISTING]) {
 		if (argv[i])
 			return list_bus(argv[i]) < 0;
@@ -126,7 +133,6 @@ int main(int argc, char **argv, char **envp)
 	}
 	/* drvbind.follow=1 on the command line or in the config file. */
 	flag[FOLLOW] |= conf.follow;
-	conf_force(val[SECS] ? &t : NULL, val[MODPROBE]);
 	/* A follower's service manager is told when it is ready; -b's parent is not the follower. */
 	if (flag[FOLLOW] && !flag[BG])
 		notify_open(envp);
