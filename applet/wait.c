@@ -309,8 +309,8 @@ static void rules_end(void)
 		rules_notify(STOPPING);
 	for (r = rules; r < rules + conf.nrules; r++) {
 		r->absent_ok |= w.got != 0;
-		if (r->state == WAITING && (!r->s.set || set_settle(r, LLONG_MAX) < 0))
-			rule_expire(r);
+		if (r->state == WAITING)
+			settle(r, LLONG_MAX);
 	}
 }
 
