@@ -153,9 +153,11 @@ static void uevent_wait(long long until, int soon)
 	place_poll(pfd + 2);
 	ts.tv_sec = wait / 1000;
 	ts.tv_nsec = wait % 1000 * 1000000;
-	/* The raw call: musl's poll() converts to ppoll itself where poll is missing (arm64). */
-	if (syscall(SYS_ppoll, pfd, w.sock < 0 ? 0 : w.sigfd < 0 ? 1 : 2 + PLACES, until == LLONG_MAX && !soon ? NULL : &ts,
-	    NULL, 0) <= 0)
+	/*
+	 * The raw call: musl's poll() converts to ppoll itself where poll
+	 * is missing (arm64). A socket not open (-1) is not polled.
+	 */
+	if (syscall(SYS_ppoll, pfd, 2 + PLACES, until == LLONG_MAX && !soon ? NULL : &ts, NULL, 0) <= 0)
 		return;
 	while (w.sigfd >= 0 && syscall(SYS_read, w.sigfd, buf, 128) == 128)
 		w.got |= 1U << *(unsigned *)buf;
