@@ -94,7 +94,7 @@ static int dir_trusted(const char *path)
 	char dir[PATH_SZ];
 	const char *slash = NULL, *p;
 	struct stat st = { 0 };
-	int fd, e;
+	int fd, ok;
 
 	for (p = path; *p; p++)
 		if (*p == '/')
@@ -106,11 +106,11 @@ static int dir_trusted(const char *path)
 	memcpy(dir, path, (size_t)(slash - path));
 	dir[slash - path] = '\0';
 	fd = open_at(AT_FDCWD, slash == path ? "/" : dir, O_PATH | O_DIRECTORY);
-	e = fd < 0 || fd_stat(fd, &st) < 0 ? errno : 0;
+	ok = fd >= 0 && fd_stat(fd, &st) == 0;
 	fd_close(fd);
-	if (e) {
-		if (e != ENOENT)
-			say(LOG_WARNING, "-f: %s: %e; no socket there", path, e);
+	if (!ok) {
+		if (errno != ENOENT)
+			say(LOG_WARNING, "-f: %s: %m; no socket there", path);
 		return 0;
 	}
 	if (!S_ISDIR(st.st_mode) || !equal(st.st_uid) || st.st_mode & 022) {
