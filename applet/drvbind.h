@@ -216,10 +216,8 @@ int place_answer(const struct pollfd *pfd);
 
 /* notify.c: what notify() says, and the rules it counts. */
 enum { READY, RELOADING, STOPPING, STATUS };
-enum { HELD, WAITS, FAILS, ABSENT, COUNTS };
 void notify_open(char **envp);
-int notify_wanted(void);
-void notify(int what, const unsigned count[COUNTS]);
+void notify(int what);
 
 /* wait.c */
 int rules_apply(int rescan, const char *socket);

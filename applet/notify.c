@@ -5,7 +5,7 @@
  * notify socket ($NOTIFY_SOCKET, one datagram a message, as sd_notify(3)
  * sends them, without libsystemd), and s6's notification fd (a newline,
  * once, on the fd that ./notification-fd names).
- * Calls place.c, sysfs.c, log.c and mem.c.
+ * Calls place.c, conf.c's rules, sysfs.c, log.c and mem.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +17,9 @@
 #include <unistd.h>
 
 #include "drvbind.h"
+
+/* What the rules are counted as. */
+enum { HELD, WAITS, FAILS, ABSENT, COUNTS };
 
 /* systemd's socket, connected; s6's fd; or -1. */
 static int sd = -1, s6 = -1;
@@ -70,24 +73,27 @@ void notify_open(char **envp)
 
 /*
  * One datagram: what (READY, RELOADING, STOPPING, or STATUS alone) and
- * the rules' counts, which systemctl status shows; STATUS alone only
- * where the counts changed.
+ * the rules written (a set once, not each of its devices) held,
+ * waiting, failed, and done with a device -f saw go, which systemctl
+ * status shows; STATUS alone only where the counts changed. Nothing
+ * is counted where no service manager listens.
  */
-/* A service manager listens: the rules are worth counting. */
-int notify_wanted(void)
-{
-	return sd >= 0 || s6 >= 0;
-}
-
-void notify(int what, const unsigned count[COUNTS])
+void notify(int what)
 {
 	static const char *const say_what[] = { "READY=1\n", "RELOADING=1\nMONOTONIC_USEC=", "STOPPING=1\n", "" };
 	static const char *const label[COUNTS] = { "STATUS=held ", ", waiting ", ", failed ", ", absent " };
 	static unsigned said[COUNTS] = { -1U, -1U, -1U, -1U };
+	unsigned count[COUNTS] = { 0 };
+	const struct rule *r;
 	struct timespec ts;
 	char b[24];
 	int i, same = 1;
 
+	if (sd < 0 && s6 < 0)
+		return;
+	for (r = rules; r < rules + conf.nrules; r++)
+		if (!r->in_set)
+			count[r->state == WAITING ? WAITS : r->state == FAILED ? FAILS : r->gone ? ABSENT : HELD]++;
 	for (i = 0; i < COUNTS; i++) {
 		same &= said[i] == count[i];
 		said[i] = count[i];

@@ -203,24 +203,6 @@ static int bg_fork(int pending)
 }
 
 /*
- * The rules written (a set once, not each of its devices) held, waiting,
- * failed, and done with a device -f saw go, for the service manager
- * (notify.c).
- */
-static void rules_notify(int what)
-{
-	unsigned count[COUNTS] = { 0 };
-	const struct rule *r;
-
-	if (!notify_wanted())
-		return;
-	for (r = rules; r < rules + conf.nrules; r++)
-		if (!r->in_set)
-			count[r->state == WAITING ? WAITS : r->state == FAILED ? FAILS : r->gone ? ABSENT : HELD]++;
-	notify(what, count);
-}
-
-/*
  * A rule's deadline: it has had one last look. A set settles with its
  * devices, and again where one moved; with none yet it waits as a rule
  * for a missing device does.
@@ -293,7 +275,7 @@ static void follow_start(void)
 static void reload(void)
 {
 	w.got &= ~(1U << SIGHUP);
-	rules_notify(RELOADING);
+	notify(RELOADING);
 	rules_reload();
 	rules_arm(NULL, ALL);
 }
@@ -308,7 +290,7 @@ static void rules_end(void)
 	struct rule *r;
 
 	if (w.got)
-		rules_notify(STOPPING);
+		notify(STOPPING);
 	for (r = rules; r < rules + conf.nrules; r++) {
 		r->absent_ok |= w.got != 0;
 		if (r->state == WAITING)
@@ -367,9 +349,9 @@ static int rules_run(void)
 		 */
 		if (w.following && !ps.pending && !ready) {
 			ready = 1;
-			rules_notify(READY);
+			notify(READY);
 		} else if (w.following) {
-			rules_notify(STATUS);
+			notify(STATUS);
 		}
 		uevent_wait(ps.until, ps.soon);
 		if (w.got & 1U << SIGHUP) {
