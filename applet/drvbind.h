@@ -229,6 +229,6 @@ void list_absent(void);
 
 /* pid1.c */
 void pid1_mount(void);
-void pid1_exec(int status, char **argv, char **envp);
+__attribute__((noreturn)) void pid1_exec(int status, char **argv, char **envp);
 
 #endif

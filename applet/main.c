@@ -112,9 +112,7 @@ int main(int argc, char **argv, char **envp)
 	root = val[ROOT] ? val[ROOT] : "/sys";
 	if ((st = sys_root(root))) {
 		say(LOG_ERR, "%s: not a sysfs tree: %e", root, st);
-		if (pid1)
-			pid1_exec(1, argv, envp);
-		return 1;
+		pid1_exec(1, argv, envp);
 	}
 	/* -l takes a bus, not rules: they come from the config file and the command line. */
 	from.n = flag[LISTING] ? 0 : argc - i;
@@ -137,8 +135,5 @@ int main(int argc, char **argv, char **envp)
 	if (flag[FOLLOW] && !flag[BG])
 		notify_open(envp);
 	/* A tree given with -r need not send uevents: it is also re-scanned. */
-	i = rules_apply(val[ROOT] != NULL, val[SOCKET] ? val[SOCKET] : "/run/drvbind.sock");
-	if (pid1)
-		pid1_exec(i, argv, envp);
-	return i;
+	pid1_exec(rules_apply(val[ROOT] != NULL, val[SOCKET] ? val[SOCKET] : "/run/drvbind.sock"), argv, envp);
 }

@@ -39,6 +39,10 @@ void pid1_mount(void)
 	}
 }
 
+/*
+ * PID 1 runs the next init, whatever happened; any other process, PID
+ * 1's background child too, exits with status.
+ */
 void pid1_exec(int status, char **argv, char **envp)
 {
 	static const char *const init[] = { init_path, "/init", "/sbin/init", "/etc/init", "/bin/init", "/bin/sh" };
