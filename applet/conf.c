@@ -134,7 +134,7 @@ enum {
 static int trusted(const char *path, int fd)
 {
 	unsigned me = (unsigned)syscall(SYS_geteuid);
-	struct stat st = { 0 };
+	struct stat st;
 
 	if (fd_stat(fd, &st) < 0)
 		say(LOG_ERR, "%s: %m; not read", path);

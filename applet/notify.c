@@ -33,7 +33,7 @@ static int sd = -1, s6 = -1;
 static void s6_open(void)
 {
 	char buf[16], *p;
-	struct stat st = { 0 };
+	struct stat st;
 	int fd = open_at(AT_FDCWD, "notification-fd", O_RDONLY | O_NOFOLLOW), n = 0, ok;
 
 	if (fd < 0)

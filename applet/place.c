@@ -93,7 +93,7 @@ static int dir_trusted(const char *path)
 {
 	char dir[PATH_SZ];
 	const char *slash = NULL, *p;
-	struct stat st = { 0 };
+	struct stat st;
 	int fd, ok;
 
 	for (p = path; *p; p++)
