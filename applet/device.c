@@ -180,5 +180,5 @@ void drv_request(struct rule *r)
 		_exit(127);
 	}
 	if (pid < 0)
-		say(LOG_ERR, "fork: %e", errno);
+		say(LOG_ERR, "fork: %m");
 }

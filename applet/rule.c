@@ -656,7 +656,7 @@ static void rule_look(struct rule *r)
 	if (!dev_open(r))
 		return;
 	if (driver_now(r, cur) < 0) {
-		say(LOG_ERR, "%r: cannot read driver link: %e", r, errno);
+		say(LOG_ERR, "%r: cannot read driver link: %m", r);
 		r->state = FAILED;
 		return;
 	}
