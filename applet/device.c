@@ -144,14 +144,18 @@ static int id_read(const struct rule *r, const char *attr, char *out)
 int dev_id(const struct rule *r, char *id, size_t size)
 {
 	char a[16], b[16], c[16];
+	const char *sep = "";
 
-	if (id_read(r, "vendor", a) == 0 && id_read(r, "device", b) == 0)
-		return path_join(id, size, a, " ", b, (const char *)0);
-	if (id_read(r, "../idVendor", a) == 0 && id_read(r, "../idProduct", b) == 0 &&
-	    id_read(r, "bInterfaceClass", c) == 0)
-		return path_join(id, size, a, " ", b, " ", c, (const char *)0);
-	errno = ENOENT;
-	return -1;
+	c[0] = '\0';
+	if (id_read(r, "vendor", a) < 0 || id_read(r, "device", b) < 0) {
+		if (id_read(r, "../idVendor", a) < 0 || id_read(r, "../idProduct", b) < 0 ||
+		    id_read(r, "bInterfaceClass", c) < 0) {
+			errno = ENOENT;
+			return -1;
+		}
+		sep = " ";
+	}
+	return path_join(id, size, a, " ", b, sep, c, (const char *)0);
 }
 
 /*
