@@ -40,6 +40,12 @@ int drv_has(const struct rule *r, const char *drv, const char *attr)
 	return node_exists(r->bus, "/drivers/", drv, attr);
 }
 
+/* The device's bus link (attr NULL) or attribute exists. */
+int dev_has(const struct rule *r, const char *attr)
+{
+	return node_exists(r->bus, "/devices/", r->s.dev, attr);
+}
+
 /*
  * The driver a device is bound to now, "" for none. dirfd: the device's
  * directory, open (rule.c's look), where its link is one step away; or
@@ -111,7 +117,7 @@ int dev_find(struct rule *r)
 	struct find_ctx c = { .dev = r->s.dev };
 
 	if (r->s.bus[0])
-		return node_exists(r->bus, "/devices/", r->s.dev, NULL);
+		return dev_has(r, NULL);
 	if (dir_scan("bus", find_fn, &c) < 0 || !c.hits)
 		return 0;
 	if (c.hits > 1) {

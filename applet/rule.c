@@ -381,9 +381,7 @@ static void wait_refused(struct rule *r, enum wait wait, const struct fail *f)
  */
 static int removed(struct rule *r)
 {
-	char gone[PATH_SZ];
-
-	if (!flag[FOLLOW] || dev_path(gone, r, "") < 0 || sys_exists(gone))
+	if (!flag[FOLLOW] || dev_has(r, ""))
 		return 0;
 	say(LOG_DEBUG, "%r: removed during the move", r);
 	rule_arm(r, r->until);
