@@ -66,23 +66,25 @@ int dev_driver(int dirfd, const char *bus, const char *dev, char *drv)
 	return link_base(dirfd, link, drv) < 0 && errno != ENOENT ? -1 : 0;
 }
 
-int dev_write(const struct rule *r, const char *attr, const char *val)
+/* Writes val to node_path's file; fd: that file open already, or -1. */
+int node_store(const char *bus, const char *kind, const char *name, const char *attr, const char *val, int fd)
 {
 	char p[PATH_SZ];
 
-	if (dev_path(p, r, attr) < 0)
+	if (node_path(p, bus, kind, name, attr) < 0)
 		return -1;
-	return attr_write(p, val);
+	return attr_store(fd, p, val);
+}
+
+int dev_write(const struct rule *r, const char *attr, const char *val)
+{
+	return node_store(r->bus, "/devices/", r->s.dev, attr, val, -1);
 }
 
 /* fd: the attribute open already, or -1. */
 int drv_store(const struct rule *r, const char *drv, const char *attr, const char *val, int fd)
 {
-	char p[PATH_SZ];
-
-	if (node_path(p, r->bus, "/drivers/", drv, attr) < 0)
-		return -1;
-	return attr_store(fd, p, val);
+	return node_store(r->bus, "/drivers/", drv, attr, val, fd);
 }
 
 /* Not inlined: each of its five callers would pass drv_store's -1 itself. */

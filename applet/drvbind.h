@@ -185,6 +185,7 @@ struct rule *member_new(const struct rule *p, int idx, const char *dev);
 /* device.c */
 int node_path(char *p, const char *bus, const char *kind, const char *name, const char *attr);
 int dev_path(char *p, const struct rule *r, const char *attr);
+int node_store(const char *bus, const char *kind, const char *name, const char *attr, const char *val, int fd);
 int drv_has(const struct rule *r, const char *drv, const char *attr);
 int dev_has(const struct rule *r, const char *attr);
 int dev_driver(int dirfd, const char *bus, const char *dev, char *drv);

@@ -290,10 +290,7 @@ static int dev_move(struct rule *r, const char *to, enum move how, int bind, cha
 /* Asks the bus to probe the device (drivers_probe); what it answers is not used. */
 static void drivers_probe(const struct rule *r)
 {
-	char p[PATH_SZ];
-
-	if (node_path(p, r->bus, "/drivers_probe", "", NULL) == 0)
-		(void)attr_write(p, r->s.dev);
+	(void)node_store(r->bus, "/drivers_probe", "", NULL, r->s.dev, -1);
 }
 
 /*
