@@ -341,17 +341,19 @@ static int rules_run(void)
 			if (bg_fork(ps.pending))
 				return rules_status();
 		}
-		if (w.following)
+		if (w.following) {
 			follow_start();
-		/*
-		 * Settled: every rule held, failed or timed out, and the place
-		 * taken. Units ordered after the follower may start now.
-		 */
-		if (w.following && !ps.pending && !ready) {
-			ready = 1;
-			notify(READY);
-		} else if (w.following) {
-			notify(STATUS);
+			/*
+			 * Settled: every rule held, failed or timed out, and the
+			 * place taken. Units ordered after the follower may
+			 * start now.
+			 */
+			if (!ps.pending && !ready) {
+				ready = 1;
+				notify(READY);
+			} else {
+				notify(STATUS);
+			}
 		}
 		uevent_wait(ps.until, ps.soon);
 		if (w.got & 1U << SIGHUP) {
