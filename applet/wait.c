@@ -141,7 +141,7 @@ static void follow_event(char *buf, size_t n)
  */
 static void uevent_wait(long long until, int soon)
 {
-	struct pollfd pfd[2 + PLACES] = { { .fd = w.sock, .events = POLLIN }, { .fd = w.sigfd, .events = POLLIN } };
+	struct pollfd pfd[2 + PLACES];
 	long long wait = until - now_ms();
 	struct timespec ts;
 	ssize_t n;
@@ -150,6 +150,10 @@ static void uevent_wait(long long until, int soon)
 		wait = soon;
 	if (wait < 0)
 		wait = 0;
+	/* No revents to clear: ppoll sets each, and they are read only after it answered. */
+	pfd[0].fd = w.sock;
+	pfd[1].fd = w.sigfd;
+	pfd[0].events = pfd[1].events = POLLIN;
 	place_poll(pfd + 2);
 	ts.tv_sec = wait / 1000;
 	ts.tv_nsec = wait % 1000 * 1000000;
