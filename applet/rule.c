@@ -179,13 +179,13 @@ static int drv_registering(const struct fail *f)
 }
 
 /*
- * Can the driver be taught ids: has it new_id? A USB driver gets new_id
- * and then remove_id after its add uevent (usb_create_newid_files):
+ * Can the rule's driver be taught ids: has it new_id? A USB driver gets
+ * new_id and then remove_id after its add uevent (usb_create_newid_files):
  * only remove_id says it has both.
  */
-static int teachable(const struct rule *r, const char *drv)
+static int teachable(const struct rule *r)
 {
-	return drv_has(r, drv, r->hold == AUTHORIZED ? "remove_id" : "new_id");
+	return drv_has(r, r->s.drv, r->hold == AUTHORIZED ? "remove_id" : "new_id");
 }
 
 /*
@@ -251,7 +251,7 @@ static int move_try(struct rule *r, const char *to, enum move how, int bind, con
 	if ((ret = drv_store(r, to, "bind", r->s.dev, bind)) == 0)
 		return 0;
 	fail(f, STEP_BIND, ret);
-	if (how == OWN && f->err == ENODEV && teachable(r, to))
+	if (how == OWN && f->err == ENODEV && teachable(r))
 		return teach(r, f);
 	return f->err == EBUSY ? 1 : -1;
 }
@@ -432,7 +432,7 @@ static int refusal_waits(struct rule *r, const char *cur, struct fail *f)
 	 * NEW_ID_WAIT_MS at most.
 	 */
 	else if (f->step == STEP_BIND && f->err == ENODEV && r->hold == AUTHORIZED && !r->none &&
-	    !teachable(r, r->s.drv) && new_id_soon(r))
+	    !teachable(r) && new_id_soon(r))
 		wait = FOR_NEW_ID;
 	else if (drv_registering(f))
 		wait = FOR_DRIVER;
@@ -525,7 +525,7 @@ static void rule_move(struct rule *r, const char *cur, const char *hold_val, con
 	copy(now, cur);
 	if (!flag[DRY]) {
 		/* Looking again for a new_id to come: no bind until it is there. */
-		if (r->new_id_until && !teachable(r, to)) {
+		if (r->new_id_until && !teachable(r)) {
 			f.step = STEP_BIND;
 			f.err = ENODEV;
 			failed = 1;
