@@ -124,8 +124,7 @@ static void follow_event(char *buf, size_t n)
 
 	if (uevent_parse(buf, n, &action, &devpath) < 0)
 		return;
-	if (flag[VERBOSE])
-		say(LOG_DEBUG, "uevent %s %s", action, devpath);
+	say(LOG_DEBUG, "uevent %s %s", action, devpath);
 	/* add, bind, unbind: no other action starts so (change, move, remove, online, offline). */
 	if (!w.following || (*action != 'a' && *action != 'b' && *action != 'u'))
 		return;
