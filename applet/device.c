@@ -148,6 +148,7 @@ static int id_read(const struct rule *r, const char *attr, char *out)
  * The id a driver's new_id takes for this device: PCI "vendor device";
  * a USB interface "idVendor idProduct class" of its parent device, the
  * class so that the new id does not match every interface of the device.
+ * -1 where it has neither; its one caller then keeps the bind's failure.
  */
 int dev_id(const struct rule *r, char *id, size_t size)
 {
@@ -157,10 +158,8 @@ int dev_id(const struct rule *r, char *id, size_t size)
 	c[0] = '\0';
 	if (id_read(r, "vendor", a) < 0 || id_read(r, "device", b) < 0) {
 		if (id_read(r, "../idVendor", a) < 0 || id_read(r, "../idProduct", b) < 0 ||
-		    id_read(r, "bInterfaceClass", c) < 0) {
-			errno = ENOENT;
+		    id_read(r, "bInterfaceClass", c) < 0)
 			return -1;
-		}
 		sep = " ";
 	}
 	return path_join(id, size, a, " ", b, sep, c, (const char *)0);
