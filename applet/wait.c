@@ -295,7 +295,8 @@ static void rules_end(void)
 	if (w.got)
 		notify(STOPPING);
 	for (r = rules; r < rules + conf.nrules; r++) {
-		r->absent_ok |= w.got != 0;
+		if (w.got)
+			r->absent_ok = 1;
 		if (r->state == WAITING)
 			settle(r, LLONG_MAX);
 	}
