@@ -388,9 +388,11 @@ static int removed(struct rule *r)
 /* Whether a new_id may still come: NEW_ID_WAIT_MS from the first refusal. */
 static int new_id_soon(struct rule *r)
 {
+	long long now = now_ms();
+
 	if (!r->new_id_until)
-		r->new_id_until = now_ms() + NEW_ID_WAIT_MS;
-	return now_ms() < r->new_id_until;
+		r->new_id_until = now + NEW_ID_WAIT_MS;
+	return now < r->new_id_until;
 }
 
 /*
