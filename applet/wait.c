@@ -92,13 +92,14 @@ static void sig_open(void)
 
 /*
  * Applies rules again, each with the whole timeout from now (rule_arm).
- * ALL: every rule (the start, SIGHUP). Else those that are not waiting
- * already and that a uevent names (name), or all (NULL: events were
- * lost); one that failed only on an add (ADD) of its device or driver,
- * not on the bind and unbind its own rollback made, which would start
- * it over and over.
+ * ALL: every rule (SIGHUP); START too, for a first pass that says
+ * everything and misses every absent device. Else those that are not
+ * waiting already and that a uevent names (name), or all (NULL: events
+ * were lost); one that failed only on an add (ADD) of its device or
+ * driver, not on the bind and unbind its own rollback made, which would
+ * start it over and over.
  */
-enum { BOUND, ADD, ALL };
+enum { BOUND, ADD, ALL, START };
 
 static void rules_arm(const char *name, int how)
 {
@@ -108,8 +109,10 @@ static void rules_arm(const char *name, int how)
 	/* A set looks again at any add: the device may be one it takes. */
 	for (r = rules; r < rules + conf.nrules; r++) {
 		int named = !name || (r->s.set && how == ADD) || !strcmp(name, r->s.dev) || !strcmp(name, r->s.drv);
-		if (how == ALL || (named && (r->state == DONE || (r->state == FAILED && how == ADD))))
+		if (how >= ALL || (named && (r->state == DONE || (r->state == FAILED && how == ADD))))
 			rule_arm(r, until);
+		if (how == START)
+			r->said = r->absent_ok = 0;
 	}
 }
 
@@ -319,7 +322,7 @@ static int rules_status(void)
 static int rules_run(void)
 {
 	struct pass ps;
-	int i, forked = 0, ready = 0;
+	int forked = 0, ready = 0;
 
 	log_batch(1);
 	/*
@@ -329,10 +332,7 @@ static int rules_run(void)
 	 */
 	if (w.following && !flag[BG])
 		place_take(w.socket_path);
-	rules_arm(NULL, ALL);
-	/* The first pass says everything, and misses every absent device. */
-	for (i = 0; i < conf.nrules; i++)
-		rules[i].said = rules[i].absent_ok = 0;
+	rules_arm(NULL, START);
 	for (;;) {
 		rules_pass(&ps);
 		/* SIGINT or SIGTERM: a follower ends, as if its rules had all been applied. */
