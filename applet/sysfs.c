@@ -185,19 +185,16 @@ int link_base(int dirfd, const char *path, char *name)
  * there a directory at a time, none of them a link (O_NOFOLLOW) and none
  * "..", so that no tree, however it is linked, leads the walk out of
  * devices/. The deepest directory with the attribute wins. 0, or -1
- * with errno (ENOENT: none has it).
+ * where none has it or the walk stops short (its one caller asks only
+ * whether the value matches).
  */
 int parent_read(const char *link, const char *attr, char *buf, size_t size)
 {
 	char t[PATH_SZ], *c, *e;
-	int dir, fd, ret = -1, err = ENOENT;
+	int dir, fd, ret = -1;
 
-	if (link_read(sysfd, link, t) < 0)
+	if (link_read(sysfd, link, t) < 0 || !(c = (char *)after(t, "../../../devices/")))
 		return -1;
-	if (!(c = (char *)after(t, "../../../devices/"))) {
-		errno = EXDEV;
-		return -1;
-	}
 	dir = sys_open("devices", O_PATH | O_DIRECTORY | O_NOFOLLOW);
 	for (; *c; c = e) {
 		for (e = c; *e && *e != '/'; e++)
@@ -206,20 +203,15 @@ int parent_read(const char *link, const char *attr, char *buf, size_t size)
 			*e++ = '\0';
 		fd = strcmp(c, "..") ? open_at(dir, c, O_PATH | O_DIRECTORY | O_NOFOLLOW) : -1;
 		fd_close(dir);
-		if ((dir = fd) < 0) {
-			/* Short of the device, a parent's value is not the nearest. */
-			ret = -1;
-			err = errno;
-			break;
-		}
+		/* Short of the device, a parent's value is not the nearest. */
+		if ((dir = fd) < 0)
+			return -1;
 		if ((fd = open_at(dir, attr, O_RDONLY | O_NOFOLLOW)) >= 0) {
 			ret = fd_get(fd, buf, size);
-			err = errno;
 			fd_close(fd);
 		}
 	}
 	fd_close(dir);
-	errno = err;
 	return ret;
 }
 
