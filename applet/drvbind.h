@@ -8,7 +8,7 @@
  * file writes it; a file's own state is static in it. The rules are
  * conf.c's: it makes them and keeps their number and order; their
  * procedure (rule.c, set.c, wait.c, and device.c's dev_find) writes
- * the fields that say how it goes.
+ * the fields that say how it goes, and -l (list.c) their `listed'.
  */
 #ifndef DRVBIND_H
 #define DRVBIND_H
@@ -103,6 +103,7 @@ struct rule {
 	int absent_ok;		/* its device absent at the deadline is no failure */
 	int gone;		/* -f saw its device go: not in its set's line */
 	int in_set;		/* a member of the set at rules[in_set - 1], or 0 */
+	int listed;		/* -l listed its device (list.c): not absent */
 	struct fail refused;	/* the refusal it waits on, said at the deadline */
 	long long new_id_until;	/* FOR_NEW_ID until then; 0: not waited for */
 	long long until;	/* the rule's deadline */

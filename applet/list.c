@@ -12,9 +12,6 @@
 
 #include "drvbind.h"
 
-/* The rules that named a device listed: the others' devices are absent. */
-static char listed[DEVICES_MAX];
-
 /*
  * The attributes that name a device in a set's ATTR=PATTERN, where it
  * has them: PCI's ids, a USB device's ids and serial, a USB interface's
@@ -59,7 +56,7 @@ static void list_dev(const char *bus, const char *dev)
 	o = list_attr(bus, dev, "driver_override", "override", "(null)", ovr);
 	a = list_attr(bus, dev, "authorized", "authorized", "1", auth);
 	if (r) {
-		listed[r - rules] = 1;
+		r->listed = 1;
 		put(" rule=");
 		put(r->s.drv);
 		/* What keeps other drivers away: the override the rule wrote, or authorized 0 for none. */
@@ -109,7 +106,7 @@ void list_absent(void)
 	int i;
 
 	for (i = 0; i < conf.nrules; i++) {
-		if (listed[i])
+		if (rules[i].listed)
 			continue;
 		if (rules[i].s.bus[0]) {
 			put(rules[i].s.bus);
