@@ -46,9 +46,7 @@ static void list_dev(const char *bus, const char *dev)
 		if (p->s.set && !strcmp(p->bus, bus) && set_match(p, dev, &o))
 			r = p;
 
-	put(bus);
-	put_c('/');
-	put(dev);
+	put_dev(bus, dev);
 	put_c(' ');
 	put(dev_driver(-1, bus, dev, drv) < 0 ? "?" : drv_or_none(drv));
 	for (i = 0; i < sizeof ids / sizeof *ids; i++)
@@ -108,11 +106,7 @@ void list_absent(void)
 	for (i = 0; i < conf.nrules; i++) {
 		if (rules[i].listed)
 			continue;
-		if (rules[i].s.bus[0]) {
-			put(rules[i].s.bus);
-			put_c('/');
-		}
-		put(rules[i].s.dev);
+		put_dev(rules[i].s.bus, rules[i].s.dev);
 		put(" absent rule=");
 		put(rules[i].s.drv);
 		put_c('\n');

@@ -83,6 +83,16 @@ char *num_str(char b[24], unsigned long n)
 	return p;
 }
 
+/* "BUS/DEVICE", or just "DEVICE" where the bus is not known. */
+void put_dev(const char *bus, const char *dev)
+{
+	if (*bus) {
+		put(bus);
+		put_c('/');
+	}
+	put(dev);
+}
+
 static void put_num(unsigned long n)
 {
 	char b[24];
@@ -171,11 +181,7 @@ static void put_arg(char conv, va_list *ap)
 			put_show(p);
 		} else {
 			r = p;
-			if (r->bus[0]) {
-				put(r->bus);
-				put_c('/');
-			}
-			put(r->s.dev);
+			put_dev(r->bus, r->s.dev);
 		}
 		break;
 	case 'u':
