@@ -102,12 +102,12 @@ static void param(const char *name, const char *val, const char *where)
 		conf.modprobe = path = modprobe_buf;
 	else if (!strcmp(k, "init"))
 		path = init_path;
-	else if (!strcmp(k, "follow") && (!strcmp(val, "1") || !strcmp(val, "0")))
-		conf.follow |= *val == '1';
-	else if (!strcmp(k, "follow"))
-		err = "not 0 or 1";
-	else
+	else if (strcmp(k, "follow"))
 		err = "unknown parameter";
+	else if ((*val == '0' || *val == '1') && !val[1])
+		conf.follow |= *val == '1';
+	else
+		err = "not 0 or 1";
 	if (path && str_len(val) >= PATH_SZ)
 		err = "path too long";
 	else if (path)
