@@ -30,6 +30,19 @@ static __attribute__((noinline)) int set_id(const struct rule *p)
 }
 
 /*
+ * The member of the set idx after r (NULL: the first) that is still
+ * the set's: a device gone for good is no longer, nor in its line.
+ * NULL after the last.
+ */
+static struct rule *member_next(struct rule *r, int idx)
+{
+	for (r = r ? r + 1 : rules; r < rules + conf.nrules; r++)
+		if (r->in_set == idx && !r->gone)
+			return r;
+	return NULL;
+}
+
+/*
  * Does the device match every item of the set? The first item may be a
  * pattern of ids; ATTR=PATTERN reads the attribute as udev's ATTRS{}
  * does, the device's own or else its nearest parent's (one that none
@@ -123,9 +136,7 @@ void set_step(struct rule *p)
 	char path[PATH_SZ];
 	int idx = set_id(p), group;
 
-	for (r = rules; r < rules + conf.nrules; r++) {
-		if (r->in_set != idx || r->gone)
-			continue;
+	for (r = NULL; (r = member_next(r, idx)); ) {
 		/*
 		 * A member is a bus id. A follower may find there no device
 		 * (it went: it leaves the set and its line) or another one (a
@@ -154,13 +165,11 @@ void set_step(struct rule *p)
 static void set_say(struct rule *p, int idx, int failed)
 {
 	char devs[LINE_SZ], *end = devs;
-	const struct rule *r;
+	struct rule *r;
 	size_t n;
 
 	*end = '\0';
-	for (r = rules; r < rules + conf.nrules; r++) {
-		if (r->in_set != idx || r->gone)
-			continue;
+	for (r = NULL; (r = member_next(r, idx)); ) {
 		n = str_len(r->s.dev);
 		if (end + n + 2 > devs + sizeof devs)
 			break;
@@ -186,10 +195,7 @@ int set_settle(struct rule *p, long long now)
 	struct rule *r;
 	int n = 0, waiting = 0, failed = 0, idx = set_id(p);
 
-	for (r = rules; r < rules + conf.nrules; r++) {
-		/* A device gone for good is no longer the set's, nor in its line. */
-		if (r->in_set != idx || r->gone)
-			continue;
+	for (r = NULL; (r = member_next(r, idx)); ) {
 		n++;
 		/* Its members' deadline is the set's: they have had their last look. */
 		if (r->state == WAITING && now >= r->until)
