@@ -96,8 +96,9 @@ static int member_add(const char *dev, void *ctx)
 		r = member_new(p, idx, dev);
 	if (!r) {
 		say(LOG_ERR, "%r: more than %u devices", p, c->n == SET_MAX ? SET_MAX : DEVICES_MAX);
-		for (r = rules; r < rules + conf.nrules; r++)
-			if (r->in_set == idx && r->state == WAITING)
+		/* A member whose device has gone is DONE, or FAILED already. */
+		for (r = NULL; (r = member_next(r, idx)); )
+			if (r->state == WAITING)
 				r->state = FAILED;
 		return c->full = 1;
 	}
