@@ -103,37 +103,37 @@ static void put_num(unsigned long n)
 /*
  * strerror's words for what sysfs, netlink and these calls can answer.
  * musl's whole table is an eighth of the size budget; the rest print
- * as "error N". Each entry: the errno, ':', its text, NUL.
+ * as "error N". One list makes both tables: the errnos, a byte each
+ * (every one here is below 256; gcc warns of one that is not), and
+ * their texts, each ending at a NUL, in the same order.
  */
-#define E_STR(n) #n
-#define E(n, s) E_STR(n) ":" s "\0"
-static const char errtab[] =
-	E(EPERM, "Operation not permitted") E(ENOENT, "No such file or directory")
-	E(EINTR, "Interrupted system call") E(EIO, "I/O error")
-	E(ENXIO, "No such device or address") E(EAGAIN, "Resource temporarily unavailable")
-	E(ENOMEM, "Out of memory") E(EACCES, "Permission denied")
-	E(EBUSY, "Resource busy") E(EEXIST, "File exists") E(ENODEV, "No such device")
-	E(EINVAL, "Invalid argument")
-	E(ENAMETOOLONG, "Filename too long") E(EOVERFLOW, "Value too large for data type")
-	E(EADDRINUSE, "Address in use") E(ECONNREFUSED, "Connection refused");
-#undef E
+#define ERRORS(E) \
+	E(EPERM, "Operation not permitted") E(ENOENT, "No such file or directory") \
+	E(EINTR, "Interrupted system call") E(EIO, "I/O error") \
+	E(ENXIO, "No such device or address") E(EAGAIN, "Resource temporarily unavailable") \
+	E(ENOMEM, "Out of memory") E(EACCES, "Permission denied") \
+	E(EBUSY, "Resource busy") E(EEXIST, "File exists") E(ENODEV, "No such device") \
+	E(EINVAL, "Invalid argument") \
+	E(ENAMETOOLONG, "Filename too long") E(EOVERFLOW, "Value too large for data type") \
+	E(EADDRINUSE, "Address in use") E(ECONNREFUSED, "Connection refused")
+#define E_NUM(n, s) n,
+#define E_TEXT(n, s) s "\0"
+static const unsigned char errnos[] = { ERRORS(E_NUM) };
+static const char errtexts[] = ERRORS(E_TEXT);
 
 /* errno's text, or that of one of drvbind's own reasons (SHORT_WRITE). */
 const char *err_str(int e)
 {
 	static char unknown[24] = "error ";
-	const char *t;
+	const char *t = errtexts;
 	char num[24];
-	int n;
+	size_t i;
 
 	if (e == SHORT_WRITE)
 		return "short write";
-	for (t = errtab; *t; t += str_len(t) + 1) {
-		for (n = 0; *t != ':'; t++)
-			n = n * 10 + *t - '0';
-		if (n == e)
-			return t + 1;
-	}
+	for (i = 0; i < sizeof errnos; i++, t += str_len(t) + 1)
+		if (errnos[i] == e)
+			return t;
 	copy(unknown + 6, num_str(num, (unsigned)e));
 	return unknown;
 }
