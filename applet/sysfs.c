@@ -170,7 +170,7 @@ int link_base(int dirfd, const char *path, char *name)
 		return -1;
 	for (b = t + n; b > t && b[-1] != '/'; b--)
 		;
-	if (str_len(b) >= NAME_SZ) {
+	if (t + n - b >= NAME_SZ) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
