@@ -7,7 +7,6 @@
  * each on stdout.
  * Calls set.c, conf.c's rules, device.c, sysfs.c, log.c and mem.c.
  */
-#include <errno.h>
 #include <string.h>
 
 #include "drvbind.h"
@@ -72,7 +71,7 @@ int list_bus(const char *bus)
 
 	dev[0] = '\0';
 	if (str_len(bus) >= NAME_SZ || PATH(p, "bus/", bus, "/devices") < 0 || dir_next(p, dev) < 0) {
-		say(LOG_ERR, "%s: no such bus: %e", bus, errno);
+		say(LOG_ERR, "%s: no such bus: %m", bus);
 		return -1;
 	}
 	for (; dev[0]; (void)dir_next(p, dev))
