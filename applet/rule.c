@@ -634,7 +634,9 @@ static int drv_open(struct rule *r, const char *cur, const char *hold_path)
 	r->wait = FOR_DRIVER;
 	/* A plan, not a failure: what it would wait for. */
 	if (flag[DRY]) {
-		say(LOG_INFO, "%r: would wait for %s (not loaded now), then move from %s", r, r->s.drv, drv_or_none(cur));
+		/* A set says its plan in its own line; its members, with -v. */
+		say(r->in_set ? LOG_DEBUG : LOG_INFO, "%r: would wait for %s (not loaded now), then move from %s", r, r->s.drv,
+		    drv_or_none(cur));
 		r->state = DONE;
 		return -1;
 	}

@@ -225,6 +225,19 @@ gpu_slot() {
 	[ ! -s "$FAKE/log" ]
 }
 
+@test "a dry run of a set whose driver is not loaded says the set's one line, and each member's wait with -v alone" {
+	gpu_slot
+	run_says 0 "drvbind: pci/0000:01:00.*: would put 0000:01:00.0 0000:01:00.1 on pci-stub" \
+		drvbind -n "pci/0000:01:00.*:pci-stub"
+	run drvbind -n -v "pci/0000:01:00.*:pci-stub"
+	[ "$status" -eq 0 ]
+	grep -qxF "drvbind: pci/0000:01:00.0: would wait for pci-stub (not loaded now), then move from nouveau" <<<"$output"
+	grep -qxF "drvbind: pci/0000:01:00.1: would wait for pci-stub (not loaded now), then move from snd_hda_intel" <<<"$output"
+	assert_driver pci 0000:01:00.0 nouveau
+	[ ! -e "$FAKE/modprobe.log" ]
+	[ ! -s "$FAKE/log" ]
+}
+
 # ---- attributes of parents, as udev's ATTRS{} ----
 
 # The serial numbers of two sticks of one model, SanDisk's 0781:5567.
