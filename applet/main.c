@@ -134,6 +134,9 @@ int main(int argc, char **argv, char **envp)
 	/* A follower's service manager is told when it is ready; -b's parent is not the follower. */
 	if (flag[FOLLOW] && !flag[BG])
 		notify_open(envp);
-	/* A tree given with -r need not send uevents: it is also re-scanned. */
+	/*
+	 * A tree given with -r need not send uevents: it is also re-scanned.
+	 * The run ends in pid1_exec: as PID 1 in the next init, else in exit.
+	 */
 	pid1_exec(rules_apply(val[ROOT] != NULL, val[SOCKET] ? val[SOCKET] : "/run/drvbind.sock"), argv, envp);
 }
