@@ -485,7 +485,11 @@ static int hold_write(struct rule *r, const char *val, int changes, const char *
 		drivers_probe(r);
 	if ((!now[0] || r->hold == AUTHORIZED) && driver_now(r, now) < 0)
 		return fail(f, STEP_LINK, -1);
-	if (now[0])
+	/*
+	 * Another driver that bound meanwhile is the one to go back to; the
+	 * rule's own, bound through the hold just written, is the move.
+	 */
+	if (now[0] && strcmp(now, r->s.drv))
 		copy(r->orig, now);
 	return changes;
 }

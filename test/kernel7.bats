@@ -243,6 +243,20 @@ platform_setup() {
 	assert_log <<<"$E1000_TO_STUB"
 }
 
+@test "a device that the rule's own driver binds during the override store, as the bus attaches it, was moved from none, not found held unbound" {
+	fake_driver pci e1000
+	fake_driver pci pci-stub
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e override
+	# the bus's attach, after the add uevent, matches the override just
+	# written (seen on 6.12): pci-stub's probe binds the device
+	fake_fault "bus/pci/devices/$E1000/driver_override" probing:pci-stub
+	run_says 0 "drvbind: pci/$E1000: none -> pci-stub" boot_drvbind "pci/$E1000:pci-stub"
+	nic_is pci-stub pci-stub
+	assert_log <<-EOF
+	$E1000_DEV/driver_override pci-stub -> ok
+	EOF
+}
+
 @test "a 7.0 override store that does not wait for e1000's running probe meets it at bind, EBUSY, and the retry ends on pci-stub" {
 	kernel 7.0
 	fake_driver pci e1000 "match=$E1000"
