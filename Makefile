@@ -291,8 +291,8 @@ demo-fake: deps
 # runs the follower's service in follow.bats; parallel runs make test's
 # files side by side. Each cross build needs its gcc and its
 # architecture's musl-dev, which needs `dpkg --add-architecture`, done
-# here.
-DEPS = musl-tools gcc make bats parallel fuse3 libfuse3-dev pkg-config binutils \
+# here. "+=": the packages' recipes, included above, have added theirs.
+DEPS += musl-tools gcc make bats parallel fuse3 libfuse3-dev pkg-config binutils \
        qemu-system-x86 busybox-static cpio kmod \
        initramfs-tools dracut-core udev systemd zstd e2fsprogs shellcheck \
        clang libclang-rt-14-dev valgrind cppcheck clang-tidy strace \
