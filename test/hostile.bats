@@ -306,10 +306,15 @@ assert_walk_confined() {
 		cat "$FAKE/walk"
 		return 1
 	}
-	bad=$(awk -v sys="$SYS" -v cl="$FAKE/cmdline" -v cf="$FAKE/conf" '
+	# a sanitizer build is dynamic, and its loader and runtime open
+	# their own files (libraries, /proc/self/maps): not drvbind's calls
+	local runtime=1
+	[[ ! $BIN -ef $TOP/build/${ARCH:+$ARCH/}drvbind ]] || runtime=0
+	bad=$(awk -v sys="$SYS" -v cl="$FAKE/cmdline" -v cf="$FAKE/conf" -v runtime=$runtime '
 		function ok(p) {
 			return p == sys || index(p, sys "/") == 1 || p == cl || p == cf
 		}
+		runtime && /"\/(etc\/ld\.so\.cache|lib\/|usr\/lib\/|proc\/self\/)/ { next }
 		{
 			l = $0
 			gsub(/AT_FDCWD<[^<>]*>/, "AT_FDCWD", l)
