@@ -37,7 +37,7 @@ CRT1      = $(MUSLDIR)/crt1.o
 O         = build$(ARCH:%=/%)
 CFLAGS    = -Os -Wall -Wextra
 LDFLAGS   =
-SIZE_MAX  = 24576
+SIZE_MAX  = 32768
 
 PREFIX    = /usr/local
 SBINDIR   = $(PREFIX)/sbin
@@ -157,7 +157,7 @@ TEST_BIN = build/test/fakesys build/test/uevent build/test/benchrun build/test/s
 # kernel, not the QEMU tiers nor the initramfs builders. make test runs
 # them, and make check-asan and check-ubsan again on sanitizer builds.
 # The longest first, so that make test's parallel runs end together.
-FAKE_TESTS = test/follow.bats test/notify.bats test/wait.bats test/analysis.bats test/trust.bats \
+FAKE_TESTS = test/follow.bats test/lockdown.bats test/notify.bats test/wait.bats test/analysis.bats test/trust.bats \
              test/sets.bats test/rules.bats test/bind.bats test/register.bats test/hostile.bats \
              test/fake.bats test/faults.bats test/kernel7.bats test/build.bats
 # The files whose cases check the binary itself, run again on each cross

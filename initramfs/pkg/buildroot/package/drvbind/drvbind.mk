@@ -20,7 +20,7 @@ DRVBIND_LICENSE_FILES = LICENSE
 # The Makefile keeps its size flags (TINY_CFLAGS, TINY_LDFLAGS) apart
 # from CFLAGS, but its -Os is in the CFLAGS these replace: it goes after
 # Buildroot's level, which would otherwise win (-O2 takes the binary
-# past its 24 KiB budget). Musl's crt1.o is its only start file. O=
+# past its 32 KiB budget). Musl's crt1.o is its only start file. O=
 # puts the binary in one place whatever ARCH is.
 DRVBIND_MAKE_OPTS = \
 	CC="$(TARGET_CC)" \

@@ -32,7 +32,7 @@ SRC_URI = "file://Makefile;subdir=${BP} \
            "
 
 # drvbind is written for musl: a static link of its libc is what keeps it
-# under 24 KiB, and it starts from musl's crt1.o alone. With any other C
+# under 32 KiB, and it starts from musl's crt1.o alone. With any other C
 # library (TCLIBC = "glibc", oe-core's default) the recipe is skipped at
 # parse time, and bitbake says why when anything asks for it: "drvbind
 # was skipped: incompatible with host x86_64-oe-linux (not in
