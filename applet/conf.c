@@ -57,6 +57,27 @@ struct rule *member_new(const struct rule *p, int idx, const char *dev)
 	return r;
 }
 
+/*
+ * A follower lives for years, and a set's devices come and go: the slot
+ * of a member whose device has gone for good is given back, so that no
+ * number of plugs and unplugs fills the table. The members left keep
+ * their order; the rules written, which come before them all, keep
+ * their places (a member names its set by it).
+ */
+void members_reap(void)
+{
+	struct rule *r, *to = rules;
+
+	for (r = rules; r < rules + conf.nrules; r++) {
+		if (r->in_set && r->gone)
+			continue;
+		if (to != r)
+			*to = *r;
+		to++;
+	}
+	conf.nrules = (int)(to - rules);
+}
+
 /* where: "" for the command line and arguments, "FILE:LINE: " for the config. */
 static void rule_add(const char *text, const char *where)
 {

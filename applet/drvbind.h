@@ -104,6 +104,7 @@ struct rule {
 	int gone;		/* -f saw its device go: not in its set's line */
 	int in_set;		/* a member of the set at rules[in_set - 1], or 0 */
 	int listed;		/* -l listed its device (list.c): not absent */
+	int spare;		/* a device a none set has no room for: one look, nothing kept open */
 	struct fail refused;	/* the refusal it waits on, said at the deadline */
 	long long new_id_until;	/* FOR_NEW_ID until then; 0: not waited for */
 	long long until;	/* the rule's deadline */
@@ -183,6 +184,7 @@ void rules_load(const struct src *from);
 void rules_reload(void);
 struct rule *rule_find(const char *bus, const char *dev);
 struct rule *member_new(const struct rule *p, int idx, const char *dev);
+void members_reap(void);
 
 /* device.c */
 int node_path(char *p, const char *bus, const char *kind, const char *name, const char *attr);

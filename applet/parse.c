@@ -219,9 +219,9 @@ const char *secs_parse(const char *text, unsigned *secs)
 	return NULL;
 }
 
-int uevent_parse(char *msg, size_t len, char **action, char **devpath)
+int uevent_parse(char *msg, size_t len, char **action, char **devpath, const char **subsystem)
 {
-	char *at;
+	char *at, *k;
 
 	if (!len || msg[len - 1] != '\0')
 		return -1;
@@ -232,5 +232,9 @@ int uevent_parse(char *msg, size_t len, char **action, char **devpath)
 	*at = '\0';
 	*action = msg;
 	*devpath = at + 1;
+	*subsystem = NULL;
+	/* The keys follow the header, each ending at a NUL, the last at msg[len - 1]. */
+	for (k = *devpath + str_len(*devpath) + 1; k < msg + len && !*subsystem; k += str_len(k) + 1)
+		*subsystem = after(k, "SUBSYSTEM=");
 	return 0;
 }

@@ -55,9 +55,10 @@ const char *secs_parse(const char *text, unsigned *secs);
 
 /*
  * A kernel uevent datagram: "ACTION@DEVPATH\0KEY=VALUE\0...". Points
- * *action and *devpath into msg (NUL-terminated there). Returns -1 for
+ * *action and *devpath into msg (NUL-terminated there), and *subsystem
+ * at SUBSYSTEM='s value (NULL where it has none). Returns -1 for
  * anything else, e.g. udev's "libudev" messages.
  */
-int uevent_parse(char *msg, size_t len, char **action, char **devpath);
+int uevent_parse(char *msg, size_t len, char **action, char **devpath, const char **subsystem);
 
 #endif

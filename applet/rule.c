@@ -296,12 +296,17 @@ static void drivers_probe(const struct rule *r)
 /*
  * Puts the device back as it was: the old override or authorized, the
  * old driver. A device that had a driver must not be left without one.
+ * But a rule to none fails closed: whatever it has held stays held, and
+ * nothing is bound again, so that a failure never hands a device that
+ * was to be kept from every driver to one.
  */
 static int rollback(struct rule *r, struct fail *f)
 {
 	char cur[NAME_SZ];
 	int ret = 0;
 
+	if (r->none)
+		return 0;
 	if (r->busid) {
 		r->busid = 0;
 		(void)busid_write(r, "del ");
@@ -318,6 +323,26 @@ static int rollback(struct rule *r, struct fail *f)
 	if (!r->orig[0] && r->held)
 		drivers_probe(r);
 	return ret;
+}
+
+/*
+ * Where a rule to none failed, what keeps its device now, as sysfs says
+ * it: "; held by authorized 0" or "; held by driver_override none",
+ * with ", still on DRIVER" where a driver has it; "; still on DRIVER"
+ * or "; left unbound" where nothing holds it (a bus with neither, or
+ * the hold's own write failed).
+ */
+static void none_kept(const struct rule *r, char *back, size_t size)
+{
+	char path[PATH_SZ], val[NAME_SZ], now[NAME_SZ];
+	const char *want = r->hold == AUTHORIZED ? "0" : r->s.drv;
+	int held = r->hold && dev_path(path, r, hold_attr(r)) == 0 && attr_read(path, val, sizeof val) == 0 &&
+	    !strcmp(val, want);
+
+	if (driver_now(r, now) < 0)
+		copy(now, "?");
+	(void)path_join(back, size, held ? "; held by " : "", held ? hold_attr(r) : "", held ? " " : "", held ? want : "",
+	    now[0] ? (held ? ", still on " : "; still on ") : held ? "" : "; left unbound", now, (const char *)0);
 }
 
 /* Reports the failure of a step and the rollback's result on one line. */
@@ -341,7 +366,9 @@ static void rule_fail(struct rule *r, const struct fail *f, const char *cur)
 	/* Where it had no driver, the rollback's drivers_probe may have found one. */
 	if (r->orig[0] || driver_now(r, now) < 0)
 		copy(now, r->orig);
-	if (rb_failed)
+	if (r->none)
+		none_kept(r, back, sizeof back);
+	else if (rb_failed)
 		(void)path_join(back, sizeof back, "; rollback to ", drv_or_none(now), " failed at ", step_name(r, rb.step),
 		    ": ", err_str(rb.err), (const char *)0);
 	else
@@ -703,8 +730,12 @@ void rule_step(struct rule *r)
 	int keep;
 
 	rule_look(r);
-	/* A one-shot run looks no more at a rule that is over. */
-	keep = !flag[FOLLOW] && r->state != WAITING;
+	/*
+	 * A one-shot run looks no more at a rule that is over; a set's
+	 * device beyond its limits has no slot, and there may be any
+	 * number of them.
+	 */
+	keep = !flag[FOLLOW] && r->state != WAITING && !r->spare;
 	look_end(&look.dir, keep);
 	look_end(&look.hold, keep);
 	look_end(&look.bind, keep);

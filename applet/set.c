@@ -15,9 +15,17 @@
 
 #include "drvbind.h"
 
+/*
+ * A look at a set's devices: the members counted, whether the set takes
+ * IOMMU groups, whether it failed at its limits, and the devices beyond
+ * them that a none set held all the same (over: their names, each after
+ * a space).
+ */
 struct scan {
 	struct rule *set;
 	int n, group, full;
+	unsigned limit;		/* the limit a none set went past: SET_MAX or DEVICES_MAX */
+	char over[LINE_SZ], *end;
 };
 
 /*
@@ -77,9 +85,40 @@ int set_match(const struct rule *p, const char *dev, int *group)
 }
 
 /*
+ * A device that a none set has no room for is held all the same (fail
+ * closed), by a rule of its own for one look: its hold (authorized 0,
+ * driver_override none) outlasts the look, and the set makes it again
+ * at every look of its own. Where the look changed the device (the
+ * set's news, say_done), its name joins the set's line of them.
+ */
+static void member_over(struct scan *c, const char *dev)
+{
+	static struct rule spare;
+	struct rule *p = c->set;
+	int said = p->said;
+	size_t n = str_len(dev);
+
+	spare = *p;
+	copy(spare.s.dev, dev);
+	spare.s.set = 0;
+	spare.in_set = set_id(p);
+	spare.spare = 1;
+	rule_arm(&spare, p->until);
+	p->said = 1;
+	rule_step(&spare);
+	if (!p->said && spare.state != FAILED && c->end + n + 2 <= c->over + sizeof c->over) {
+		*c->end++ = ' ';
+		copy(c->end, dev);
+		c->end += n;
+	}
+	p->said = said;
+}
+
+/*
  * A new member for dev, unless it is one already or has a rule of its
- * own, which wins. A set that would grow past its limits fails whole:
- * none of its members that still wait is moved. 1: stop.
+ * own, which wins. A set that would grow past its limits holds what it
+ * has no room for where it is a none set (member_over); else it fails
+ * whole: none of its members that still wait is moved. 1: stop.
  */
 static int member_add(const char *dev, void *ctx)
 {
@@ -94,6 +133,11 @@ static int member_add(const char *dev, void *ctx)
 		return 0;
 	if (c->n < SET_MAX)
 		r = member_new(p, idx, dev);
+	if (!r && p->none) {
+		c->limit = c->n == SET_MAX ? SET_MAX : DEVICES_MAX;
+		member_over(c, dev);
+		return 0;
+	}
 	if (!r) {
 		say(LOG_ERR, "%r: more than %u devices", p, c->n == SET_MAX ? SET_MAX : DEVICES_MAX);
 		/* A member whose device has gone is DONE, or FAILED already. */
@@ -132,11 +176,15 @@ static int member_fn(const char *dev, void *ctx)
  */
 void set_step(struct rule *p)
 {
-	struct scan c = { .set = p };
+	static struct scan c;
 	struct rule *r;
 	char path[PATH_SZ];
 	int idx = set_id(p), group;
 
+	c.set = p;
+	c.n = c.group = c.full = 0;
+	c.limit = 0;
+	c.end = c.over;
 	for (r = NULL; (r = member_next(r, idx)); ) {
 		/*
 		 * A member is a bus id. A follower may find there no device
@@ -157,11 +205,15 @@ void set_step(struct rule *p)
 	p->looked = 1;
 	if (node_path(path, p->bus, "/devices", "", NULL) == 0)
 		(void)dir_scan(path, member_fn, &c);
+	if (c.end > c.over)
+		say(LOG_WARNING, "%r: more than %u devices; %s all the same:%s", p, c.limit, flag[DRY] ? "would hold" : "held",
+		    c.over);
 }
 
 /*
  * The set's one line: its members, and where they are now; a line of
- * LINE_SZ at most, as say() makes it.
+ * LINE_SZ at most, as say() makes it. A none set that failed names the
+ * members it still holds: a failure of one never lets the others go.
  */
 static void set_say(struct rule *p, int idx, int failed)
 {
@@ -172,6 +224,8 @@ static void set_say(struct rule *p, int idx, int failed)
 	*end = '\0';
 	for (r = NULL; (r = member_next(r, idx)); ) {
 		n = str_len(r->s.dev);
+		if (failed && p->none && r->state != DONE)
+			continue;
 		if (end + n + 2 > devs + sizeof devs)
 			break;
 		*end++ = ' ';
@@ -179,7 +233,7 @@ static void set_say(struct rule *p, int idx, int failed)
 		end += n;
 	}
 	if (failed)
-		say(LOG_ERR, "%r: set failed; as before:%s", p, devs);
+		say(LOG_ERR, "%r: set failed; %s:%s", p, p->none ? "still held" : "as before", devs);
 	else
 		say(LOG_INFO, "%r: %s%s on %s", p, flag[DRY] ? "would put" : "", devs + !flag[DRY], p->s.drv);
 	p->said = 1;
@@ -188,8 +242,9 @@ static void set_say(struct rule *p, int idx, int failed)
 /*
  * Once no member waits (`now' past the deadline: none does), or one
  * failed: the set's one line; where a member failed, every member back
- * where it was first. -1: no member yet, the set waits as a rule for a
- * missing device does.
+ * where it was first, but in a none set, which fails closed: there each
+ * member goes its own way, and those held stay held. -1: no member yet,
+ * the set waits as a rule for a missing device does.
  */
 int set_settle(struct rule *p, long long now)
 {
@@ -206,7 +261,7 @@ int set_settle(struct rule *p, long long now)
 	}
 	if (!n)
 		return -1;
-	if (waiting && !failed)
+	if (waiting && (!failed || p->none))
 		return 0;
 	p->state = failed ? FAILED : DONE;
 	/*
@@ -214,7 +269,7 @@ int set_settle(struct rule *p, long long now)
 	 * on lines of its own. One that has not been moved or held has
 	 * nothing to undo.
 	 */
-	for (r = rules; failed && r < rules + conf.nrules; r++)
+	for (r = rules; failed && !p->none && r < rules + conf.nrules; r++)
 		if (r->in_set == idx && !r->gone && (r->state == DONE || r->held))
 			rule_undo(r);
 		else if (r->in_set == idx)

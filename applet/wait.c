@@ -91,25 +91,76 @@ static void sig_open(void)
 }
 
 /*
+ * What a uevent names: the last component of its DEVPATH (a device's
+ * bus id, or a driver's name), its SUBSYSTEM (the device's bus, or
+ * "drivers"; NULL where it says none), and the DEVPATH itself.
+ */
+struct event {
+	const char *name, *subsystem, *devpath;
+};
+
+/*
+ * Is the event about the device of rule r, on its bus? A device of the
+ * same name elsewhere (a FUSE mount's bdi, which any user can make, is
+ * "0:NN") is not; nor is one whose bus is not the rule's.
+ */
+static int names_dev(const struct rule *r, const char *dev, const struct event *ev)
+{
+	return !strcmp(ev->name, dev) && (!r->bus[0] || !ev->subsystem || !strcmp(ev->subsystem, r->bus));
+}
+
+/* Is it the add of rule r's driver, on the rule's bus where it is known? */
+static int names_drv(const struct rule *r, const struct event *ev)
+{
+	char p[PATH_SZ];
+
+	if (r->none || strcmp(ev->name, r->s.drv) || (ev->subsystem && strcmp(ev->subsystem, "drivers")))
+		return 0;
+	return !r->bus[0] || (PATH(p, "/bus/", r->bus, "/drivers/", r->s.drv) == 0 && !strcmp(p, ev->devpath));
+}
+
+/*
+ * Does the event concern rule r: its device, its driver, or for a set a
+ * device the set matches or has as a member (a device plugged where a
+ * member was must be looked at by the set, which lets it go unless it
+ * matches)? No other event costs a rule a look, nor a write.
+ */
+static int concerns(const struct rule *r, const struct event *ev)
+{
+	const struct rule *m;
+	int group;
+
+	if (names_drv(r, ev))
+		return 1;
+	if (!r->s.set)
+		return names_dev(r, r->s.dev, ev);
+	if (ev->subsystem && strcmp(ev->subsystem, r->bus))
+		return 0;
+	for (m = rules; m < rules + conf.nrules; m++)
+		if (m->in_set == r - rules + 1 && names_dev(m, m->s.dev, ev))
+			return 1;
+	return set_match(r, ev->name, &group) || group;
+}
+
+/*
  * Applies rules again, each with the whole timeout from now (rule_arm).
  * ALL: every rule (SIGHUP); START too, for a first pass that says
  * everything and misses every absent device. Else those that are not
- * waiting already and that a uevent names (name), or all (NULL: events
+ * waiting already and that the event concerns, or all (NULL: events
  * were lost); one that failed only on an add (ADD) of its device or
  * driver, not on the bind and unbind its own rollback made, which would
  * start it over and over.
  */
 enum { BOUND, ADD, ALL, START };
 
-static void rules_arm(const char *name, int how)
+static void rules_arm(const struct event *ev, int how)
 {
 	long long until = now_ms() + conf.timeout * 1000LL;
 	struct rule *r;
 
-	/* A set looks again at any add: the device may be one it takes. */
 	for (r = rules; r < rules + conf.nrules; r++) {
-		int named = !name || (r->s.set && how == ADD) || !strcmp(name, r->s.dev) || !strcmp(name, r->s.drv);
-		if (how >= ALL || (named && (r->state == DONE || (r->state == FAILED && how == ADD))))
+		if (how == ALL || how == START ||
+		    ((r->state == DONE || (r->state == FAILED && how == ADD)) && (!ev || concerns(r, ev))))
 			rule_arm(r, until);
 		if (how == START)
 			r->said = r->absent_ok = 0;
@@ -123,18 +174,20 @@ static void rules_arm(const char *name, int how)
  */
 static void follow_event(char *buf, size_t n)
 {
-	char *action, *devpath, *name;
+	struct event ev;
+	char *action, *devpath, *p;
 
-	if (uevent_parse(buf, n, &action, &devpath) < 0)
+	if (uevent_parse(buf, n, &action, &devpath, &ev.subsystem) < 0)
 		return;
 	say(LOG_DEBUG, "uevent %s %s", action, devpath);
 	/* add, bind, unbind: no other action starts so (change, move, remove, online, offline). */
 	if (!w.following || (*action != 'a' && *action != 'b' && *action != 'u'))
 		return;
-	for (name = devpath; *devpath; devpath++)
-		if (*devpath == '/')
-			name = devpath + 1;
-	rules_arm(name, *action == 'a' ? ADD : BOUND);
+	ev.devpath = devpath;
+	for (ev.name = p = devpath; *p; p++)
+		if (*p == '/')
+			ev.name = p + 1;
+	rules_arm(&ev, *action == 'a' ? ADD : BOUND);
 }
 
 /*
@@ -175,14 +228,17 @@ static void uevent_wait(long long until, int soon)
 		/*
 		 * ENOBUFS: events were lost; the look at every pending rule
 		 * that follows makes up for them, and a follower looks at
-		 * every rule again.
+		 * every rule that is done again. Not at one that failed: a
+		 * flood that any user can cause (FUSE mounts send uevents)
+		 * would make it move and roll back again at every overflow;
+		 * it starts over on its own device's or driver's next add.
 		 */
 		if (n < 0 && errno != ENOBUFS)
 			break;
 		if (n >= 0)
 			follow_event(buf, (size_t)n);
 		else if (w.following)
-			rules_arm(NULL, ADD);
+			rules_arm(NULL, BOUND);
 	}
 }
 
@@ -243,6 +299,7 @@ static void rules_pass(struct pass *ps)
 	ps->until = LLONG_MAX;
 	while (syscall(SYS_wait4, -1, 0, WNOHANG, 0) > 0)
 		;
+	members_reap();
 	/* A set's members come after it: they are looked at in the same pass. */
 	for (r = rules; r < rules + conf.nrules; r++)
 		if (r->state == WAITING && r->s.set)

@@ -394,8 +394,8 @@ until_on() {
 	follow -t 1 "pci/0000:01:00.*:pci-stub"
 	until_driver pci 0000:01:00.1 pci-stub
 	stopped fake_unplug pci 0000:01:00.1
-	# past the deadline of the look its unbind brought; then an add
-	# elsewhere makes the set look again, and its deadline passes too
+	# past the deadline of the look its unbind brought; an add
+	# elsewhere concerns none of the set's devices, and costs no look
 	sleep 1.5
 	fake_uevent add /devices/virtual/misc/other SUBSYSTEM=misc
 	sleep 1.5

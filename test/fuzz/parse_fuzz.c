@@ -143,15 +143,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *buf = malloc(size ? size : 1), *action = NULL, *devpath = NULL;
+	const char *subsystem = NULL;
 
 	if (!buf)
 		return 0;
 	memcpy(buf, data, size);
-	if (uevent_parse(buf, size, &action, &devpath) == 0) {
+	if (uevent_parse(buf, size, &action, &devpath, &subsystem) == 0) {
 		CHECK(size > 0 && buf[size - 1] == '\0');
 		CHECK(action == buf && *action && !strchr(action, '@'));
 		CHECK(inside(devpath, buf, size) && devpath[0] == '/');
 		CHECK(devpath == action + strlen(action) + 1);
+		CHECK(!subsystem || (inside(subsystem, buf, size) && subsystem > devpath + strlen(devpath) &&
+		    !strncmp(subsystem - 10, "SUBSYSTEM=", 10)));
 	}
 	free(buf);
 	return 0;
