@@ -819,8 +819,8 @@ follow_term() {
 # stick (its interface 2-1:1.0), a usb-tablet (1-2:1.0, on usbhid: the
 # control) and QEMU's usb-hub (1-3, its interface on hub) with three more
 # sticks behind it (1-3.1:1.0 to 1-3.3:1.0). The init loads the drivers,
-# re-enumerates the lone stick, reloads usb-storage, then knocks on the
-# follower as uid 65534 with /bin/knock
+# re-enumerates the lone stick, then the hub with everything behind it,
+# reloads usb-storage, then knocks on the follower as uid 65534 with /bin/knock
 # (test/fake/knock.c) on every socket it listens on, as /proc/net/unix
 # names them: knock1 three times from one process, knock2 and knock3
 # once each; re-enumerates the lone stick again; and last knocks as root.
@@ -948,6 +948,27 @@ knocker() {
 	set_once reenum
 }
 
+@test "the hub re-enumerated (authorized 0, then 1): its three sticks come back anew, usb-storage probes each, and the follower takes each away again, authorized 0" {
+	booted lockdown
+	lockdown_ok hub
+	# everything behind the hub went, and came back as new devices
+	has_all lockdown <<-'EOF'
+	hub.dmesg <6>usb 1-3: authorized to connect
+	hub.dmesg <6>usb-storage 1-3.1:1.0: USB Mass Storage device detected
+	hub.dmesg <6>usb-storage 1-3.2:1.0: USB Mass Storage device detected
+	hub.dmesg <6>usb-storage 1-3.3:1.0: USB Mass Storage device detected
+	EOF
+	has_re lockdown hub.dmesg "<6>usb 1-3\.1: USB disconnect, device number [0-9]+"
+	has_re lockdown hub.dmesg "<6>usb 1-3\.2: USB disconnect, device number [0-9]+"
+	has_re lockdown hub.dmesg "<6>usb 1-3\.3: USB disconnect, device number [0-9]+"
+	locked hub
+	# the lone stick stayed a member throughout: in every line
+	set_grew hub
+	# and -l lists the same as before
+	is "drvbind -l usb after" "$(sed -n 's/^hub\.list //p' "$QEMU_OUT/lockdown/results")" \
+		"$(sed -n 's/^start\.list //p' "$QEMU_OUT/lockdown/results")"
+}
+
 @test "usb-storage unloaded and loaded again gets none of the sticks back: the kernel refuses it each unauthorized interface" {
 	booted lockdown
 	lockdown_ok reload
@@ -1016,7 +1037,7 @@ knocker() {
 	locked after
 	set_once after
 	# no stick ever got as far as a disk
-	! grep -E '^(start|reenum|reload|knock|after)\.dmesg .*(Direct-Access|Attached SCSI)' "$QEMU_OUT/lockdown/results"
+	! grep -E '^(start|reenum|hub|reload|knock|after)\.dmesg .*(Direct-Access|Attached SCSI)' "$QEMU_OUT/lockdown/results"
 }
 
 @test "a knock from root, the follower's equal, ends it with status 0 and leaves every stick locked" {

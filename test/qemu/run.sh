@@ -263,9 +263,9 @@ scenario() {
 		# control. Port 3 holds QEMU's usb-hub (full speed: on the USB
 		# 2 root hub, 1-3) with three sticks of its own behind it, in
 		# its ports 1 to 3 (1-3.1 to 1-3.3): four members, each of
-		# which the set must hold however they come. The stick and
-		# the tablet take the free ports before it (2-1 and 1-2, as
-		# QEMU hands them out).
+		# which the set must hold however they come, and again when
+		# the hub is re-enumerated. The stick and the tablet take the
+		# free ports before it (2-1 and 1-2, as QEMU hands them out).
 		# The guest (lockdown.sh) also needs usbhid and the
 		# knock (test/fake/knock.c): one more archive behind the
 		# image, its modules as the test image holds them (/mod).

@@ -21,6 +21,10 @@
 #           on usbhid; and what drvbind -l usb lists then (start.list)
 #   reenum  the lone stick's USB device deauthorized and authorized
 #           again, which makes its interface anew, probed by usb-storage
+#   hub     the hub's USB device deauthorized and authorized again:
+#           everything behind it goes, and comes back anew, the three
+#           sticks' interfaces probed by usb-storage; and drvbind -l usb
+#           once more (hub.list)
 #   reload  usb-storage unloaded and loaded again
 #   knock   the uid 65534 knocking on the follower's places with
 #           /bin/knock (test/fake/knock.c): knock1 three times from one
@@ -94,6 +98,15 @@ gone() {
 	[ ! -e "/sys/bus/usb/devices/$1" ]
 }
 
+# hub_empty: no USB device left behind the hub
+hub_empty() {
+	local d
+	for d in "/sys/bus/usb/devices/$hub."*; do
+		[ -e "$d" ] && return 1
+	done
+	return 0
+}
+
 # step NAME: the report of a step, once the follower has had its say
 # (step_log, step_said): the lone stick's and the tablet's interfaces,
 # the hub and the mass-storage interfaces behind it, every interface's
@@ -149,12 +162,22 @@ step start
 reenum
 step reenum
 
-# 2. usb-storage out and in again.
+# 2. The hub re-enumerated: authorized 0 on its USB device disconnects
+# everything behind it, 1 configures it again, and it finds its three
+# sticks anew, as after a replug of the hub.
+echo 0 >"/sys/bus/usb/devices/$hub/authorized"
+until_ok hub_empty
+echo 1 >"/sys/bus/usb/devices/$hub/authorized"
+retry 300 held
+step hub
+/sbin/drvbind -l usb 2>&1 | say_lines "hub.list "
+
+# 3. usb-storage out and in again.
 rmmod usb_storage
 load usb-storage
 step reload
 
-# 3. An unprivileged user knocks; the follower must keep following.
+# 4. An unprivileged user knocks; the follower must keep following.
 # Where: every socket the follower listens on, by the name that
 # /proc/net/unix shows anyone (its inode one of the follower's fds).
 # Every connection is answered before the next is made (knock waits
@@ -171,12 +194,12 @@ say "knock.sockfile $(stat -c '%F %a %u' /run/drvbind.sock 2>/dev/null || echo a
 }
 step knock
 
-# 4. The lone stick re-enumerated again, after the knocks: still held?
+# 5. The lone stick re-enumerated again, after the knocks: still held?
 reenum
 until_ok hid
 step after
 
-# 5. Root knocks: an equal, for whom the follower ends (status 0, as on
+# 6. Root knocks: an equal, for whom the follower ends (status 0, as on
 # SIGTERM), within 2 s. Its exit status from the kernel's trace of
 # exit_group(), as in follow.sh: this init reaps it unasked.
 exit_traced
