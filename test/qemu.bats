@@ -816,14 +816,17 @@ follow_term() {
 #   drvbind=usb/*,bInterfaceClass=08:none drvbind.follow=1
 # a device set of every USB interface of class 08 (mass storage), kept
 # without a driver by the follower. One qemu-xhci holds a usb-storage
-# stick (its interface 2-1:1.0) and a usb-tablet (1-2:1.0, on usbhid: the
-# control). The init loads the drivers, re-enumerates the stick, reloads
-# usb-storage, then knocks on the follower as uid 65534 with /bin/knock
+# stick (its interface 2-1:1.0), a usb-tablet (1-2:1.0, on usbhid: the
+# control) and QEMU's usb-hub (1-3, its interface on hub) with three more
+# sticks behind it (1-3.1:1.0 to 1-3.3:1.0). The init loads the drivers,
+# re-enumerates the lone stick, then the hub with everything behind it,
+# reloads usb-storage, then knocks on the follower as uid 65534 with /bin/knock
 # (test/fake/knock.c) on every socket it listens on, as /proc/net/unix
 # names them: knock1 three times from one process, knock2 and knock3
-# once each; re-enumerates the stick again; and last knocks as root.
+# once each; re-enumerates the lone stick again; and last knocks as root.
 # Each step's report is STEP.*, taken once the follower has read every
-# uevent; KNOCK.out is the knock's own ("self pid PID uid UID gid GID",
+# uevent, with every USB interface's class, driver and authorized;
+# KNOCK.out is the knock's own ("self pid PID uid UID gid GID",
 # then "PLACE connected peer-pid PID peer-uid UID closed|open MS" or
 # "PLACE refused ERRNO" for each connection).
 
@@ -839,15 +842,51 @@ lockdown_ok() {
 	follower_ok lockdown "$1" '8|9|1[01]'
 }
 
-# locked STEP: the stick's interface without a driver and authorized 0,
-# the tablet's on usbhid
+# The mass-storage interfaces, sorted by name as the set's line has its
+# members: the three behind the hub, then the lone stick's.
+storage="1-3.1:1.0 1-3.2:1.0 1-3.3:1.0 2-1:1.0"
+
+# intfs STEP KEY VALUE: the USB interfaces whose STEP.KEY line is VALUE
+# (class 08, link none, authorized 0), their names on one line, sorted
+intfs() {
+	awk -v k="$1.$2" -v v="$3" '$1 == k && $3 == v { sub("^usb/", "", $2); printf "%s%s", s, $2; s = " " }' \
+		"$QEMU_OUT/lockdown/results"
+}
+
+# locked STEP: every mass-storage interface (class 08), the lone stick's
+# and the three behind the hub, without a driver and authorized 0, and
+# no other interface: the tablet's on usbhid, the hubs' on hub
 locked() {
 	has lockdown "$1.stick" 2-1:1.0
-	has lockdown "$1.link" "usb/2-1:1.0 none"
-	has lockdown "$1.authorized" "usb/2-1:1.0 0"
 	has lockdown "$1.tablet" 1-2:1.0
-	has lockdown "$1.link" "usb/1-2:1.0 usbhid"
-	has lockdown "$1.authorized" "usb/1-2:1.0 1"
+	has lockdown "$1.hub" 1-3
+	is "the sticks behind the hub" "$(sed -n "s/^$1\.hubstick //p" "$QEMU_OUT/lockdown/results" | paste -sd ' ' -)" \
+		"1-3.1:1.0 1-3.2:1.0 1-3.3:1.0"
+	is "mass-storage interfaces" "$(intfs "$1" class 08)" "$storage"
+	is "interfaces without a driver" "$(intfs "$1" link none)" "$storage"
+	is "interfaces not authorized" "$(intfs "$1" authorized 0)" "$storage"
+	is "every interface's driver" "$(sed -n "s/^$1\.link //p" "$QEMU_OUT/lockdown/results" | tr '\n' ';')" \
+		"usb/1-0:1.0 hub;usb/1-2:1.0 usbhid;usb/1-3.1:1.0 none;usb/1-3.2:1.0 none;usb/1-3.3:1.0 none;usb/1-3:1.0 hub;usb/2-0:1.0 hub;usb/2-1:1.0 none;"
+}
+
+# set_line: the set's one line for all four members
+set_line="usb/*,bInterfaceClass=08: $storage on none"
+
+# set_once STEP: drvbind said one line in the step, the set's, naming
+# all four members (one of them was held anew)
+set_once() {
+	is "drvbind's lines" "$(follow_said lockdown "$1")" "$set_line"
+}
+
+# set_grew STEP: drvbind's lines of the step are the set's alone, one
+# each time members were held anew, each naming every member there then
+# (sorted), more of them than the line before; the last names all four.
+# How many lines there are depends on how the sticks' arrivals fell
+# between the follower's looks.
+set_grew() {
+	follow_only lockdown "$1" 'usb/\*,bInterfaceClass=08:( 1-3\.1:1\.0)?( 1-3\.2:1\.0)?( 1-3\.3:1\.0)?( 2-1:1\.0)? on none'
+	follow_said lockdown "$1" | awk 'NF <= n { print "not more members than the line before: " $0; bad = 1 } { n = NF } END { exit bad }'
+	is "the set's last line" "$(follow_said lockdown "$1" | tail -n 1)" "$set_line"
 }
 
 # knocker N: the pid of the process knockN
@@ -855,7 +894,7 @@ knocker() {
 	val lockdown "knock$1.out self pid" | awk '{ print $1 }'
 }
 
-@test "drvbind=usb/*,bInterfaceClass=08:none with drvbind.follow=1 as PID 1 keeps the stick's mass-storage interface without a driver as it appears, and leaves the tablet on usbhid" {
+@test "drvbind=usb/*,bInterfaceClass=08:none with drvbind.follow=1 as PID 1 keeps every mass-storage interface without a driver as it appears, the stick's and the three behind a hub, and leaves the tablet on usbhid" {
 	booted lockdown
 	has lockdown boot.cmdline "console=ttyS0 panic=-1 scenario=lockdown rdinit=/sbin/drvbind drvbind.follow=1 drvbind=usb/*,bInterfaceClass=08:none"
 	has lockdown boot.dmesg "<6>Run /sbin/drvbind as init process"
@@ -865,8 +904,38 @@ knocker() {
 	has lockdown boot.stick absent
 	lockdown_ok start
 	locked start
-	has lockdown start.dmesg "<6>usb-storage 2-1:1.0: USB Mass Storage device detected"
-	has lockdown start.dmesg "<14>drvbind: usb/*,bInterfaceClass=08: 2-1:1.0 on none"
+	# usb-storage probed each as it came: the 0s are the follower's
+	has_all lockdown <<-'EOF'
+	start.dmesg <6>usb-storage 2-1:1.0: USB Mass Storage device detected
+	start.dmesg <6>usb-storage 1-3.1:1.0: USB Mass Storage device detected
+	start.dmesg <6>usb-storage 1-3.2:1.0: USB Mass Storage device detected
+	start.dmesg <6>usb-storage 1-3.3:1.0: USB Mass Storage device detected
+	EOF
+	# the set's one rule: one line each time it held members anew
+	set_grew start
+}
+
+@test "drvbind -l usb on the real kernel lists each of the four mass-storage interfaces as held by the set's rule, the hub and the tablet as they are" {
+	booted lockdown
+	is "drvbind -l usb" "$(sed -n 's/^start\.list //p' "$QEMU_OUT/lockdown/results")" "$(cat <<-'EOF'
+	usb/1-0:1.0 hub bInterfaceClass=09
+	usb/1-2 usb idVendor=0627 idProduct=0001 serial=28754-0000:00:09.0-2
+	usb/1-2:1.0 usbhid bInterfaceClass=03
+	usb/1-3 usb idVendor=0409 idProduct=55aa serial=314159-0000:00:09.0-3
+	usb/1-3.1 usb idVendor=46f4 idProduct=0001 serial=1-0000:00:09.0-3.1
+	usb/1-3.1:1.0 none bInterfaceClass=08 authorized=0 rule=none held
+	usb/1-3.2 usb idVendor=46f4 idProduct=0001 serial=1-0000:00:09.0-3.2
+	usb/1-3.2:1.0 none bInterfaceClass=08 authorized=0 rule=none held
+	usb/1-3.3 usb idVendor=46f4 idProduct=0001 serial=1-0000:00:09.0-3.3
+	usb/1-3.3:1.0 none bInterfaceClass=08 authorized=0 rule=none held
+	usb/1-3:1.0 hub bInterfaceClass=09
+	usb/2-0:1.0 hub bInterfaceClass=09
+	usb/2-1 usb idVendor=46f4 idProduct=0001 serial=1-0000:00:09.0-1
+	usb/2-1:1.0 none bInterfaceClass=08 authorized=0 rule=none held
+	usb/usb1 usb idVendor=1d6b idProduct=0002 serial=0000:00:09.0
+	usb/usb2 usb idVendor=1d6b idProduct=0003 serial=0000:00:09.0
+	EOF
+	)"
 }
 
 @test "the stick re-enumerated (authorized 0, then 1): usb-storage probes its new interface and the follower takes it away again, authorized 0" {
@@ -876,15 +945,43 @@ knocker() {
 	has lockdown reenum.dmesg "<6>usb 2-1: authorized to connect"
 	has lockdown reenum.dmesg "<6>usb-storage 2-1:1.0: USB Mass Storage device detected"
 	locked reenum
+	set_once reenum
 }
 
-@test "usb-storage unloaded and loaded again does not get the stick back: the kernel refuses it the unauthorized interface" {
+@test "the hub re-enumerated (authorized 0, then 1): its three sticks come back anew, usb-storage probes each, and the follower takes each away again, authorized 0" {
+	booted lockdown
+	lockdown_ok hub
+	# everything behind the hub went, and came back as new devices
+	has_all lockdown <<-'EOF'
+	hub.dmesg <6>usb 1-3: authorized to connect
+	hub.dmesg <6>usb-storage 1-3.1:1.0: USB Mass Storage device detected
+	hub.dmesg <6>usb-storage 1-3.2:1.0: USB Mass Storage device detected
+	hub.dmesg <6>usb-storage 1-3.3:1.0: USB Mass Storage device detected
+	EOF
+	has_re lockdown hub.dmesg "<6>usb 1-3\.1: USB disconnect, device number [0-9]+"
+	has_re lockdown hub.dmesg "<6>usb 1-3\.2: USB disconnect, device number [0-9]+"
+	has_re lockdown hub.dmesg "<6>usb 1-3\.3: USB disconnect, device number [0-9]+"
+	locked hub
+	# the lone stick stayed a member throughout: in every line
+	set_grew hub
+	# and -l lists the same as before
+	is "drvbind -l usb after" "$(sed -n 's/^hub\.list //p' "$QEMU_OUT/lockdown/results")" \
+		"$(sed -n 's/^start\.list //p' "$QEMU_OUT/lockdown/results")"
+}
+
+@test "usb-storage unloaded and loaded again gets none of the sticks back: the kernel refuses it each unauthorized interface" {
 	booted lockdown
 	lockdown_ok reload
 	has lockdown reload.dmesg "<6>usbcore: deregistering interface driver usb-storage"
 	has lockdown reload.dmesg "<6>usbcore: registered new interface driver usb-storage"
-	has lockdown reload.dmesg "<3>usb-storage 2-1:1.0: Interface 0 is not authorized for usage"
+	has_all lockdown <<-'EOF'
+	reload.dmesg <3>usb-storage 2-1:1.0: Interface 0 is not authorized for usage
+	reload.dmesg <3>usb-storage 1-3.1:1.0: Interface 0 is not authorized for usage
+	reload.dmesg <3>usb-storage 1-3.2:1.0: Interface 0 is not authorized for usage
+	reload.dmesg <3>usb-storage 1-3.3:1.0: Interface 0 is not authorized for usage
+	EOF
 	locked reload
+	is "drvbind's lines" "$(follow_said lockdown reload)" ""
 }
 
 @test "an unprivileged user who knocks on the follower's abstract name reaches it, and the follower does not end: the same pid goes on following" {
@@ -932,17 +1029,18 @@ knocker() {
 	! grep -E '^knock[123]\.out /run/drvbind\.sock connected' "$QEMU_OUT/lockdown/results"
 }
 
-@test "after the knocks the same follower still locks the stick through another re-enumeration, and the tablet stays on usbhid" {
+@test "after the knocks the same follower still locks every stick through another re-enumeration, and the tablet stays on usbhid" {
 	booted lockdown
 	lockdown_ok after
 	has lockdown after.dmesg "<6>usb 2-1: authorized to connect"
 	has lockdown after.dmesg "<6>usb-storage 2-1:1.0: USB Mass Storage device detected"
 	locked after
-	# the stick never got as far as a disk
-	! grep -E '^(start|reenum|reload|knock|after)\.dmesg .*(Direct-Access|Attached SCSI)' "$QEMU_OUT/lockdown/results"
+	set_once after
+	# no stick ever got as far as a disk
+	! grep -E '^(start|reenum|hub|reload|knock|after)\.dmesg .*(Direct-Access|Attached SCSI)' "$QEMU_OUT/lockdown/results"
 }
 
-@test "a knock from root, the follower's equal, ends it with status 0 and leaves the stick locked" {
+@test "a knock from root, the follower's equal, ends it with status 0 and leaves every stick locked" {
 	booted lockdown
 	local pid
 	pid=$(lockdown_pid)

@@ -114,6 +114,17 @@ stick='-device qemu-xhci,id=xhci,addr=9
 	-blockdev driver=null-co,node-name=stick,size=1048576
 	-device usb-storage,bus=xhci.0,drive=stick'
 
+# hubsticks HUBPORT PORT...: a stick (a null block device each) in each
+# PORT of the usb-hub in the controller's port HUBPORT
+hubsticks() {
+	h=$1
+	shift
+	for p; do
+		printf -- '-blockdev driver=null-co,node-name=hub%s,size=1048576 ' "$p"
+		printf -- '-device usb-storage,bus=xhci.0,port=%s.%s,drive=hub%s ' "$h" "$p" "$p"
+	done
+}
+
 # boot NAME APPEND QEMU-ARG...: with the image $img, or else $initrd;
 # the report goes to build/qemu/out/NAME$tag (tag: @SUITE or nothing).
 boot() {
@@ -249,7 +260,13 @@ scenario() {
 		# The USB storage lockdown: drvbind as PID 1 keeps every mass
 		# storage interface (class 08) without a driver, a device set,
 		# and follows it; a tablet on the same controller is the
-		# control. The guest (lockdown.sh) also needs usbhid and the
+		# control. Port 3 holds QEMU's usb-hub (full speed: on the USB
+		# 2 root hub, 1-3) with three sticks of its own behind it, in
+		# its ports 1 to 3 (1-3.1 to 1-3.3): four members, each of
+		# which the set must hold however they come, and again when
+		# the hub is re-enumerated. The stick and the tablet take the
+		# free ports before it (2-1 and 1-2, as QEMU hands them out).
+		# The guest (lockdown.sh) also needs usbhid and the
 		# knock (test/fake/knock.c): one more archive behind the
 		# image, its modules as the test image holds them (/mod).
 		img=$dir/lockdown.cpio
@@ -269,7 +286,8 @@ scenario() {
 		} >"$img"
 		rm -rf "$x"
 		boot lockdown "rdinit=/sbin/drvbind drvbind.follow=1 drvbind=usb/*,bInterfaceClass=08:none" \
-			$stick -device usb-tablet,bus=xhci.0 ;;
+			$stick -device usb-tablet,bus=xhci.0 \
+			-device usb-hub,bus=xhci.0,port=3 $(hubsticks 3 1 2 3) ;;
 	serial)
 		# Two usb-storage sticks, alike but for their serial numbers,
 		# and drvbind as PID 1 with drvbind.follow=1 and a set that
