@@ -129,6 +129,7 @@ void say(int prio, const char *fmt, ...);
 const char *err_str(int e);
 void put_c(char c);
 void put(const char *s);
+void put_val(const char *s);
 void put_dev(const char *bus, const char *dev);
 void put_line(int fd);
 char *num_str(char b[24], unsigned long n);

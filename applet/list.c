@@ -4,7 +4,9 @@
  * with its driver, the ids a rule can name it by, its driver_override
  * where one is set, authorized where it is not 1, and the rule that
  * names it, held or not; then the rules whose device is absent. A line
- * each on stdout.
+ * each on stdout, every name and value in it escaped as log.c's put_val
+ * does: a device chooses its serial, and a newline in it would make a
+ * line of its own.
  * Calls set.c, conf.c's rules, device.c, sysfs.c, log.c and mem.c.
  */
 #include <string.h>
@@ -29,7 +31,7 @@ static int list_attr(const char *bus, const char *dev, const char *name, const c
 	put_c(' ');
 	put(label);
 	put_c('=');
-	put(v);
+	put_val(v);
 	return 1;
 }
 
@@ -47,7 +49,7 @@ static void list_dev(const char *bus, const char *dev)
 
 	put_dev(bus, dev);
 	put_c(' ');
-	put(dev_driver(-1, bus, dev, drv) < 0 ? "?" : drv_or_none(drv));
+	put_val(dev_driver(-1, bus, dev, drv) < 0 ? "?" : drv_or_none(drv));
 	for (i = 0; i < sizeof ids / sizeof *ids; i++)
 		(void)list_attr(bus, dev, ids[i], ids[i], "", drv);
 	o = list_attr(bus, dev, "driver_override", "override", "(null)", ovr);
@@ -55,7 +57,7 @@ static void list_dev(const char *bus, const char *dev)
 	if (r) {
 		r->listed = 1;
 		put(" rule=");
-		put(r->s.drv);
+		put_val(r->s.drv);
 		/* What keeps other drivers away: the override the rule wrote, or authorized 0 for none. */
 		if ((o && !strcmp(ovr, r->s.drv)) || (a && r->none && !strcmp(auth, "0")))
 			put(" held");
@@ -107,7 +109,7 @@ void list_absent(void)
 			continue;
 		put_dev(rules[i].s.bus, rules[i].s.dev);
 		put(" absent rule=");
-		put(rules[i].s.drv);
+		put_val(rules[i].s.drv);
 		put_c('\n');
 		put_line(1);
 	}

@@ -65,10 +65,55 @@ void put_c(char c)
 		memcpy(line + sizeof line - 5, "...", 3), lg.line_len = sizeof line - 2;
 }
 
+/* The line's own text: the format's, or a label. A value goes through put_val. */
 void put(const char *s)
 {
 	while (*s)
 		put_c(*s++);
+}
+
+/* A byte as \xNN, in lowercase hex as the kernel's %02x. */
+static void put_hex(unsigned char c)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	put("\\x");
+	put_c(hex[c >> 4]);
+	put_c(hex[c & 15]);
+}
+
+/*
+ * A byte of a value as the kernel shows a /dev/kmsg record to its
+ * readers (msg_add_ext_text in printk.c): a control byte, a backslash
+ * and every byte from 0x7f on as \xNN, so that the line holds printable
+ * ASCII alone. Bytes from 0x80 on go too, UTF-8's with them: the console
+ * (vt.c's vc_is_control) takes 0x9b for CSI, as the byte itself where it
+ * is not in UTF-8, a byte a valid character may hold (U+201B is e2 80
+ * 9b), and as U+009B (c2 9b) where it is; which is safe depends on a
+ * locale drvbind cannot know. The names and ids in sysfs are ASCII in
+ * practice.
+ */
+static void put_byte(unsigned char c)
+{
+	if (c < 0x20 || c >= 0x7f || c == '\\')
+		put_hex(c);
+	else
+		put_c((char)c);
+}
+
+/*
+ * A value read from a device or from sysfs, or given: a serial, a
+ * driver's name from its link, a device's from its directory entry, a
+ * uevent's DEVPATH. A device chooses its strings, and sysfs hands them
+ * on as they came: unescaped, a newline would make a line of the
+ * device's own, an escape sequence would have the terminal hide or
+ * rewrite what follows. A backslash is escaped as well, so that "\x0a"
+ * in a value shows as "\x5cx0a", never as an escaped newline.
+ */
+void put_val(const char *s)
+{
+	for (; *s; s++)
+		put_byte((unsigned char)*s);
 }
 
 /* Small integers by hand: the printf family would outweigh the program. */
@@ -87,10 +132,10 @@ char *num_str(char b[24], unsigned long n)
 void put_dev(const char *bus, const char *dev)
 {
 	if (*bus) {
-		put(bus);
+		put_val(bus);
 		put_c('/');
 	}
-	put(dev);
+	put_val(dev);
 }
 
 static void put_num(unsigned long n)
@@ -141,19 +186,14 @@ const char *err_str(int e)
 /* Quotes text that was refused: it may hold any byte, and any length. */
 static void put_show(const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
 	size_t n;
 
 	put_c('"');
 	for (n = 0; *s && n < SHOW_MAX; s++, n++) {
-		unsigned char c = (unsigned char)*s;
-		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
-			put("\\x");
-			put_c(hex[c >> 4]);
-			put_c(hex[c & 15]);
-		} else {
-			put_c((char)c);
-		}
+		if (*s == '"')
+			put_hex('"');
+		else
+			put_byte((unsigned char)*s);
 	}
 	put(*s ? "\"..." : "\"");
 }
@@ -176,7 +216,7 @@ static void put_arg(char conv, va_list *ap)
 	case 'r':
 		p = va_arg(*ap, const void *);
 		if (conv == 's') {
-			put(p);
+			put_val(p);
 		} else if (conv == 'q') {
 			put_show(p);
 		} else {
@@ -222,7 +262,9 @@ static void line_end(int prio)
  * The one logger: one whole message a call, errno kept. "%s" a string,
  * "%q" refused input quoted, "%u" a number, "%e" an errno's text (or
  * SHORT_WRITE's), "%m" errno's own, "%r" a rule's device as
- * "BUS/DEVICE" (just "DEVICE" while its bus is not known).
+ * "BUS/DEVICE" (just "DEVICE" while its bus is not known). The format's
+ * own text goes as it is; what "%s" and "%r" bring is a value, escaped
+ * (put_val): it may come from a device.
  */
 void say(int prio, const char *fmt, ...)
 {

@@ -3,10 +3,11 @@
 # Hostile input through the binary itself, beyond the malformed rules of
 # rules.bats: absolute paths, unbalanced quotes, bytes that are neither
 # ASCII nor UTF-8, NULs, over-long paths and lines, thousands of rules,
-# numbers that would wrap. Every run is traced: nothing is created or
-# removed anywhere, and nothing is opened for writing but a relative
-# path below the sysfs root's descriptor. The good rule beside the bad
-# ones still applies.
+# numbers that would wrap, names in sysfs that hold escape sequences (a
+# device's own strings in -l: trust.bats). Every run is traced: nothing
+# is created or removed anywhere, and nothing is opened for writing but
+# a relative path below the sysfs root's descriptor. The good rule
+# beside the bad ones still applies.
 
 load helper
 
@@ -435,4 +436,17 @@ assert_walk_confined() {
 		walk_traced -t 0 "usb/*:*,serial=4C53*:none"
 	assert_log </dev/null
 	assert_walk_confined
+}
+
+@test "a driver's name from a driver link and a set member's name from a directory entry are escaped in the messages that name them" {
+	fake_device pci 0000:00:04.0 override driver=$'e1000\e[2K\nfake'
+	fake_device pci $'0000:00:05.0\e[8m\\' vendor=0x1234 override driver=e1000
+	: >"$FAKE/log"
+	run_says 0 - traced -t 2 pci/0000:00:04.0:pci-stub pci/vendor=0x1234:pci-stub <<-'EOF'
+	drvbind: pci/0000:00:04.0: e1000\x1b[2K\x0afake -> pci-stub
+	drvbind: pci/vendor=0x1234: 0000:00:05.0\x1b[8m\x5c on pci-stub
+	EOF
+	assert_driver pci 0000:00:04.0 pci-stub
+	assert_driver pci $'0000:00:05.0\e[8m\\' pci-stub
+	assert_confined
 }

@@ -305,3 +305,37 @@ NIC2=0000:00:03.0
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	EOF
 }
+
+# What a USB stick's descriptor may give as its serial, which sysfs shows
+# as it came: a newline and the rest of a forged -l line saying that a
+# device is held, an escape sequence that hides what follows on a
+# terminal, and a backslash that would pass "\x0a" off as an escaped
+# newline.
+FORGED=$'4C53\nusb/1-1:1.0 none rule=none held\e[8m\\x0a'
+
+@test "-l shows a device's strings escaped, a line a device, to root and to nobody: a serial's newline forges no line, an escape sequence hides nothing" {
+	local want
+	fake_driver pci pci-stub
+	fake_device usb 1-1 idVendor=0781 idProduct=$'5567\r' serial="$FORGED"
+	fake_device usb $'1-1:1.0\e[2K' parent=1-1 class=$'08\x7f' driver=$'usb-storage\n\e[1A\e[2K'
+	printf '0\001\n' >"$FAKE/back/devices/pci0000:00/0000:00:1d.7/usb1/1-1/"$'1-1:1.0\e[2K'/authorized
+	# C1's CSI (0x9b) raw, and as UTF-8 encodes it
+	fake_device pci 0000:00:04.0 vendor=$'0x8086\b\b\b\b\b\b' device=$'\x9b31m\xc2\x9b0m' override
+	printf '\e]0;owned\a\n' >"$FAKE/back/devices/pci0000:00/0000:00:04.0/driver_override"
+	: >"$FAKE/log"
+	want='pci/0000:00:04.0 none vendor=0x8086\x08\x08\x08\x08\x08\x08 device=\x9b31m\xc2\x9b0m override=\x1b]0;owned\x07
+usb/1-1 none idVendor=0781 idProduct=5567\x0d serial=4C53\x0ausb/1-1:1.0 none rule=none held\x1b[8m\x5cx0a
+usb/1-1:1.0\x1b[2K usb-storage\x0a\x1b[1A\x1b[2K bInterfaceClass=08\x7f authorized=0\x01'
+	run_says 0 "$want" drvbind -l
+	# nothing but printable ASCII reaches the terminal
+	[ -z "$(LC_ALL=C tr -d '\n -~' <<<"$output")" ]
+	assert_log </dev/null
+	# nobody, who may not enter the fake's mount, lists a copy of its tree
+	cp -a "$FAKE/back" "$PUBLIC/sys"
+	cp "$BIN" "$PUBLIC/drvbind"
+	chmod 755 "$PUBLIC/drvbind"
+	: >"$PUBLIC/cmdline"
+	: >"$PUBLIC/conf"
+	run_says 0 "$want" as_nobody ${RUN:+"$RUN"} "$PUBLIC/drvbind" -r "$PUBLIC/sys" -k "$PUBLIC/cmdline" \
+		-c "$PUBLIC/conf" -l
+}
