@@ -17,10 +17,11 @@ enum { SHOW_MAX = 80 };	/* bytes of a refused rule quoted in its message */
 /*
  * The logger's state: /dev/kmsg at boot (or -1), which keeps the lines
  * when the console is quiet or gone; the lengths of the line being made
- * and of what waits in `out'; and whether lines wait (batch).
+ * and of what waits in `out'; whether lines wait (batch); and whether
+ * the line being made was cut.
  */
 static struct {
-	int kmsg, batch;
+	int kmsg, batch, cut;
 	size_t line_len, out_len;
 } lg = { .kmsg = -1 };
 
@@ -57,12 +58,28 @@ void log_kmsg(int fd)
 	lg.kmsg = fd;
 }
 
+/*
+ * n bytes of the line, whole: where they do not fit, "..." ends the
+ * line instead, and nothing more goes on it, so that an escape is never
+ * cut in two. The room left keeps the "...", and line_end's newline.
+ */
+static void put_n(const char *s, size_t n)
+{
+	if (lg.cut)
+		return;
+	if (lg.line_len + n > sizeof line - 5) {
+		memcpy(line + lg.line_len, "...", 3);
+		lg.line_len += 3;
+		lg.cut = 1;
+		return;
+	}
+	memcpy(line + lg.line_len, s, n);
+	lg.line_len += n;
+}
+
 void put_c(char c)
 {
-	if (lg.line_len < sizeof line - 5)
-		line[lg.line_len++] = c;
-	else
-		memcpy(line + sizeof line - 5, "...", 3), lg.line_len = sizeof line - 2;
+	put_n(&c, 1);
 }
 
 /* The line's own text: the format's, or a label. A value goes through put_val. */
@@ -72,14 +89,13 @@ void put(const char *s)
 		put_c(*s++);
 }
 
-/* A byte as \xNN, in lowercase hex as the kernel's %02x. */
+/* A byte as \xNN, in lowercase hex as the kernel's %02x, whole. */
 static void put_hex(unsigned char c)
 {
 	static const char hex[] = "0123456789abcdef";
+	char e[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
 
-	put("\\x");
-	put_c(hex[c >> 4]);
-	put_c(hex[c & 15]);
+	put_n(e, sizeof e);
 }
 
 /*
@@ -256,6 +272,7 @@ static void line_end(int prio)
 			out_flush();
 	}
 	lg.line_len = 0;
+	lg.cut = 0;
 }
 
 /*
@@ -274,6 +291,7 @@ void say(int prio, const char *fmt, ...)
 	if (prio == LOG_DEBUG && !flag[VERBOSE])
 		return;
 	lg.line_len = 3;
+	lg.cut = 0;
 	put("drvbind: ");
 	va_start(ap, fmt);
 	for (; *fmt; fmt++)
@@ -291,6 +309,7 @@ void put_line(int fd)
 {
 	(void)!write(fd, line, lg.line_len);
 	lg.line_len = 0;
+	lg.cut = 0;
 }
 
 const char *drv_or_none(const char *d)

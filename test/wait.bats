@@ -440,13 +440,21 @@ modprobe -q -- pci-stub"
 	assert_log <<<"$UNBOUND_TO_STUB"
 }
 
-@test "with -v a uevent's control bytes show escaped" {
+@test "with -v a uevent's control bytes show escaped, and a DEVPATH too long for a line is cut after its last whole escape" {
+	local long line
+	long=/devices/$(printf '\e%.0s' {1..300})
 	fake_driver pci pci-stub
 	fake_later idle fake_uevent add $'/devices/pci0000:00/0000:00:04.0\e[2K\nforged' SUBSYSTEM=pci \; \
+		fake_uevent add "$long" SUBSYSTEM=pci \; \
 		device_appears pci "$E1000" vendor=0x8086 device=0x100e override
 	run drvbind -v -t 5 "pci/$E1000:pci-stub"
 	[ "$status" -eq 0 ]
 	grep -Fxq 'drvbind: uevent add /devices/pci0000:00/0000:00:04.0\x1b[2K\x0aforged' <<<"$output"
+	line=$(grep '^drvbind: uevent add /devices/\\x1b' <<<"$output")
+	# within log.c's LINE_SZ (960), as /dev/kmsg takes a record, and no
+	# escape cut in two
+	((${#line} < 960))
+	[[ $line =~ ^drvbind:\ uevent\ add\ /devices/(\\x1b)+\.\.\.$ ]]
 	# nothing but printable ASCII reaches the terminal
 	[ -z "$(LC_ALL=C tr -d '\n -~' <<<"$output")" ]
 	[[ $(tail -n 1 <<<"$output") == "drvbind: pci/$E1000: none -> pci-stub" ]]
