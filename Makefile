@@ -83,7 +83,7 @@ TINY_LDFLAGS = -static -no-pie -nostartfiles -Wl,--gc-sections -Wl,--build-id=no
                -Wl,-z,max-page-size=4096 -Wl,-T,applet/tiny.ld
 
 # Bottom-up, as applet/drvbind.h lists them.
-SRC  = applet/mem.c applet/parse.c applet/log.c applet/sysfs.c applet/proc.c \
+SRC  = applet/mem.c applet/parse.c applet/log.c applet/sysfs.c applet/trust.c applet/proc.c \
        applet/conf.c applet/device.c applet/rule.c applet/set.c applet/place.c applet/notify.c \
        applet/wait.c applet/list.c applet/pid1.c applet/main.c
 HDR  = applet/drvbind.h applet/parse.h

@@ -4,13 +4,12 @@
  * (/proc/cmdline, split as the kernel splits it) and the config file;
  * and the drvbind.* parameters. A later rule for a device replaces an
  * earlier one; a bad rule is reported and counted, never fatal.
- * Calls parse.c, sysfs.c, log.c, mem.c and main.c's flag.
+ * Calls trust.c, parse.c, sysfs.c, log.c, mem.c and main.c's flag.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "drvbind.h"
@@ -146,32 +145,6 @@ enum {
 };
 
 /*
- * Whoever may write the config file chooses which driver gets which
- * device at the next boot or SIGHUP. So, as sshd takes its own files,
- * it is read only where root (or drvbind's own uid) owns it and neither
- * group nor others may write it. A FIFO would hold boot up: a regular
- * file only.
- */
-static int trusted(const char *path, int fd)
-{
-	unsigned me = (unsigned)syscall(SYS_geteuid);
-	struct stat st;
-
-	if (fd_stat(fd, &st) < 0)
-		say(LOG_ERR, "%s: %m; not read", path);
-	else if (!S_ISREG(st.st_mode))
-		say(LOG_ERR, "%s: not a regular file; not read", path);
-	else if (st.st_uid && st.st_uid != me)
-		say(LOG_ERR, me ? "%s: owned by uid %u, not by root or uid %u; not read" :
-		    "%s: owned by uid %u, not by root; not read", path, (unsigned)st.st_uid, me);
-	else if (st.st_mode & 022)
-		say(LOG_ERR, "%s: writable by group or others; not read", path);
-	else
-		return 1;
-	return 0;
-}
-
-/*
  * Reads a whole small file into buf; NULL where it is missing,
  * unreadable, untrusted or longer than size - 1, each said (but a
  * missing default config file, which is no error). The kernel's strings
@@ -179,11 +152,25 @@ static int trusted(const char *path, int fd)
  */
 static char *file_load(const char *path, char *buf, size_t size, int how)
 {
+	char why[TRUST_WHY_SZ];
 	ssize_t n = 0, len = 0;
-	int fd = open_at(AT_FDCWD, path, O_RDONLY | O_NONBLOCK);
+	int fd;
 
-	if (fd >= 0 && how & CHECKED && !trusted(path, fd)) {
-		fd_close(fd);
+	/*
+	 * Whoever may write the config file, or swap it for another, chooses
+	 * which driver gets which device at the next boot or SIGHUP, and the
+	 * programs root runs (drvbind.modprobe=, drvbind.init=). So, as sshd
+	 * takes its own files, it is read only where trust_open finds it, and
+	 * every directory and link on its path, root's (or drvbind's own
+	 * uid's) and not for others to write. A FIFO would hold boot up: a
+	 * regular file only.
+	 */
+	if (how & CHECKED)
+		fd = trust_open(path, O_RDONLY | O_NONBLOCK, S_IFREG, why);
+	else
+		fd = open_at(AT_FDCWD, path, O_RDONLY | O_NONBLOCK);
+	if (fd < 0 && how & CHECKED && why[0]) {
+		say(LOG_ERR, "%s: %s; not read", path, why);
 		conf.bad++;
 		return NULL;
 	}

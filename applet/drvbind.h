@@ -158,6 +158,14 @@ int parent_read(const char *link, const char *attr, char *buf, size_t size);
 int dir_scan(const char *path, int (*fn)(const char *name, void *ctx), void *ctx);
 int dir_next(const char *path, char *name);
 
+/*
+ * trust.c: a file (or directory) opened only where its whole path is
+ * trusted; why, where it is not, says what on the path is refused and
+ * why ("" where errno says), and holds the longest such words.
+ */
+enum { TRUST_WHY_SZ = PATH_SZ + sizeof "directory  is owned by uid 4294967295, not by root or uid 4294967295" };
+int trust_open(const char *path, int flags, mode_t type, char why[TRUST_WHY_SZ]);
+
 /* proc.c */
 void sig_set(int sig, void (*handler)(int));
 pid_t proc_fork(void);

@@ -174,7 +174,7 @@ static void put_num(unsigned long n)
 	E(ENXIO, "No such device or address") E(EAGAIN, "Resource temporarily unavailable") \
 	E(ENOMEM, "Out of memory") E(EACCES, "Permission denied") \
 	E(EBUSY, "Resource busy") E(EEXIST, "File exists") E(ENODEV, "No such device") \
-	E(EINVAL, "Invalid argument") \
+	E(ENOTDIR, "Not a directory") E(EINVAL, "Invalid argument") \
 	E(ENAMETOOLONG, "Filename too long") E(EOVERFLOW, "Value too large for data type") \
 	E(EADDRINUSE, "Address in use") E(ECONNREFUSED, "Connection refused")
 #define E_NUM(n, s) n,

@@ -256,9 +256,9 @@ drvbind_boot() {
 	: >"$BATS_TEST_TMPDIR/file"
 	mkdir "$BATS_TEST_TMPDIR/busfile"
 	: >"$BATS_TEST_TMPDIR/busfile/bus"
-	run_says 1 "drvbind: $BATS_TEST_TMPDIR/file: not a sysfs tree: error 20" \
+	run_says 1 "drvbind: $BATS_TEST_TMPDIR/file: not a sysfs tree: Not a directory" \
 		"$BIN" -r "$BATS_TEST_TMPDIR/file" -t 0 "$E1000:pci-stub"
-	run_says 1 "drvbind: $BATS_TEST_TMPDIR/file: not a sysfs tree: error 20" \
+	run_says 1 "drvbind: $BATS_TEST_TMPDIR/file: not a sysfs tree: Not a directory" \
 		"$BIN" -r "$BATS_TEST_TMPDIR/file" -l
 	run_says 1 "drvbind: $BATS_TEST_TMPDIR/busfile: not a sysfs tree: No such file or directory" \
 		"$BIN" -r "$BATS_TEST_TMPDIR/busfile" -t 0 "$E1000:pci-stub"
@@ -269,5 +269,5 @@ drvbind_boot() {
 @test "/proc as the sysfs root: its bus has no devices, so a rule times out and -l names the bus it cannot read" {
 	run_says 1 "drvbind: $E1000: device not found (waited 0 s)" \
 		"$BIN" -r /proc -t 0 "$E1000:pci-stub"
-	run_says 1 "drvbind: pci: no such bus: error 20" "$BIN" -r /proc -l pci
+	run_says 1 "drvbind: pci: no such bus: Not a directory" "$BIN" -r /proc -l pci
 }

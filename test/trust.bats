@@ -85,6 +85,151 @@ NIC2=0000:00:03.0
 	EOF
 }
 
+# The config file's whole path: every directory from / to it, through
+# every link, root's and written by no one else, as sshd's StrictModes
+# takes a file. The file here holds the rule for $NIC2; the command line
+# moves $E1000.
+
+# nobodys DIR: DIR made, owned by nobody:nogroup, mode 755
+nobodys() {
+	mkdir -p "$1"
+	chown nobody:nogroup "$1"
+}
+
+# nic2_conf FILE: FILE, root's with mode 644, holding the rule for $NIC2
+nic2_conf() {
+	printf 'pci/%s:pci-stub\n' "$NIC2" >"$1"
+	chmod 644 "$1"
+}
+
+# conf_setup: the NICs, both on e1000, and the command line's rule
+conf_setup() {
+	pci_stub_setup
+	fake_device pci "$NIC2" driver=e1000 override
+	fake_cmdline "drvbind=pci/$E1000:pci-stub"
+}
+
+# conf_refused FILE WHY: a dry run with -c FILE refuses FILE for WHY,
+# plans the command line's rule all the same, and exits 1
+conf_refused() {
+	run_says 1 - drvbind -n -c "$1" <<-EOF
+	drvbind: $1: $2; not read
+	drvbind: pci/$E1000: would move e1000 -> pci-stub
+	EOF
+}
+
+# conf_read FILE: a dry run with -c FILE plans FILE's rule and the
+# command line's, and exits 0
+conf_read() {
+	run_says 0 - drvbind -n -c "$1" <<-EOF
+	drvbind: pci/$NIC2: would move e1000 -> pci-stub
+	drvbind: pci/$E1000: would move e1000 -> pci-stub
+	EOF
+}
+
+@test "a root config file in a directory nobody owns is not read, named with the directory, also as a path from there: the command line's rule still applies, exit 1" {
+	conf_setup
+	nobodys "$PUBLIC/nobody"
+	nic2_conf "$PUBLIC/nobody/drvbind.conf"
+	conf_refused "$PUBLIC/nobody/drvbind.conf" "directory $PUBLIC/nobody is owned by uid 65534, not by root"
+	# a relative path is walked from / through the working directory
+	BIN=$(realpath "$BIN")
+	(cd "$PUBLIC/nobody" && conf_refused drvbind.conf "directory $PUBLIC/nobody is owned by uid 65534, not by root")
+	(cd "$PUBLIC" && conf_refused nobody/../nobody/drvbind.conf "directory $PUBLIC/nobody is owned by uid 65534, not by root")
+}
+
+@test "as nobody, a root config file in nobody's directory swapped for a link to a root file of nobody's text runs none of its programs: the line names the directory, the command line's rule still applies, exit 1" {
+	conf_setup
+	nobodys "$PUBLIC/nobody"
+	nic2_conf "$PUBLIC/nobody/drvbind.conf"
+	# A root file whose text nobody chose: /proc/PID/cmdline of a
+	# set-user-ID program that nobody started is one. Here root writes it.
+	printf '#!/bin/sh\ntouch %s/ran\n' "$PUBLIC" >"$PUBLIC/evil"
+	chmod 755 "$PUBLIC/evil"
+	printf 'drvbind.modprobe=%s\npci/%s:nosuch\n' "$PUBLIC/evil" "$NIC2" >"$PUBLIC/text"
+	as_nobody sh -c "rm '$PUBLIC/nobody/drvbind.conf' && ln -s '$PUBLIC/text' '$PUBLIC/nobody/drvbind.conf'"
+	[ "$(stat -c '%F %u' "$PUBLIC/nobody/drvbind.conf")" = "symbolic link 65534" ]
+	[ "$(stat -L -c '%u %a' "$PUBLIC/nobody/drvbind.conf")" = "0 644" ]
+	# no -m: the file's drvbind.modprobe= would be the one run
+	run_says 1 - fake_ns ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$PUBLIC/nobody/drvbind.conf" -t 0 <<-EOF
+	drvbind: $PUBLIC/nobody/drvbind.conf: directory $PUBLIC/nobody is owned by uid 65534, not by root; not read
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+	[ ! -e "$PUBLIC/ran" ]
+	assert_driver pci "$E1000" pci-stub
+	assert_driver pci "$NIC2" e1000
+}
+
+@test "a link in a root directory that leads through a directory nobody owns is not read, and the line names that directory" {
+	conf_setup
+	nobodys "$PUBLIC/nobody"
+	nic2_conf "$PUBLIC/nobody/drvbind.conf"
+	ln -s "$PUBLIC/nobody/drvbind.conf" "$PUBLIC/absolute"
+	ln -s nobody/drvbind.conf "$PUBLIC/relative"
+	ln -s nobody "$PUBLIC/dir"
+	for f in absolute relative dir/drvbind.conf; do
+		conf_refused "$PUBLIC/$f" "directory $PUBLIC/nobody is owned by uid 65534, not by root"
+	done
+}
+
+@test "a chain of links, relative and absolute, through root's directories alone is read; once a directory on it is nobody's, it is not" {
+	conf_setup
+	mkdir -p "$PUBLIC/a" "$PUBLIC/b/c" "$PUBLIC/etc"
+	nic2_conf "$PUBLIC/b/c/drvbind.conf"
+	ln -s ../b "$PUBLIC/a/up"
+	# up/.. is b's parent, as the kernel walks it: not a
+	ln -s "$PUBLIC/a/./up/../b/c/drvbind.conf" "$PUBLIC/etc/step"
+	ln -s step "$PUBLIC/etc/drvbind.conf"
+	conf_read "$PUBLIC/etc/drvbind.conf"
+	chown nobody "$PUBLIC/b"
+	conf_refused "$PUBLIC/etc/drvbind.conf" "directory $PUBLIC/b is owned by uid 65534, not by root"
+}
+
+@test "a root directory on the way that group or others may write is not read through, however far up: the line names it" {
+	conf_setup
+	mkdir -p "$PUBLIC/w/sub"
+	nic2_conf "$PUBLIC/w/sub/drvbind.conf"
+	for mode in 775 757 777; do
+		chmod "$mode" "$PUBLIC/w"
+		conf_refused "$PUBLIC/w/sub/drvbind.conf" "directory $PUBLIC/w is writable by group or others"
+	done
+}
+
+@test "a root sticky directory on the way, as /tmp, is trusted: root's files below it are read, but not through a link or a directory nobody put there" {
+	conf_setup
+	[ "$(stat -c '%u %a' "$PUBLIC/tmp")" = "0 1777" ]
+	mkdir "$PUBLIC/tmp/root"
+	nic2_conf "$PUBLIC/tmp/root/drvbind.conf"
+	nic2_conf "$PUBLIC/tmp/drvbind.conf"
+	conf_read "$PUBLIC/tmp/root/drvbind.conf"
+	conf_read "$PUBLIC/tmp/drvbind.conf"
+	as_nobody ln -s "$PUBLIC/tmp/root/drvbind.conf" "$PUBLIC/tmp/link"
+	conf_refused "$PUBLIC/tmp/link" "link $PUBLIC/tmp/link is owned by uid 65534, not by root"
+	as_nobody mkdir "$PUBLIC/tmp/mine"
+	nic2_conf "$PUBLIC/tmp/mine/drvbind.conf"
+	conf_refused "$PUBLIC/tmp/mine/drvbind.conf" "directory $PUBLIC/tmp/mine is owned by uid 65534, not by root"
+	# the sticky bit counts on the way only: a file there is the file's own
+	chmod 1777 "$PUBLIC/tmp/root"
+	conf_read "$PUBLIC/tmp/root/drvbind.conf"
+}
+
+@test "a loop of links is refused with a line that says so; forty links are followed, as the kernel follows them, and a forty-first is refused" {
+	conf_setup
+	ln -s loop2 "$PUBLIC/loop1"
+	ln -s loop1 "$PUBLIC/loop2"
+	conf_refused "$PUBLIC/loop1" "symbolic link loop (more than 40 links)"
+	nic2_conf "$PUBLIC/drvbind.conf"
+	ln -s drvbind.conf "$PUBLIC/l40"
+	for ((i = 39; i >= 0; i--)); do
+		ln -s "l$((i + 1))" "$PUBLIC/l$i"
+	done
+	# the kernel's count: l1 opens, l0 is one link too many
+	cat "$PUBLIC/l1" >/dev/null
+	! cat "$PUBLIC/l0" 2>/dev/null || false
+	conf_read "$PUBLIC/l1"
+	conf_refused "$PUBLIC/l0" "symbolic link loop (more than 40 links)"
+}
+
 @test "a follower's config file made writable by others is not read again on SIGHUP, and what the follower held stays held" {
 	pci_stub_setup
 	fake_device pci "$NIC2" driver=e1000 override
