@@ -22,25 +22,85 @@ set -u
 usage="usage: modules.sh [-c CONF] [-k CMDLINE] [-r SYSFS] [-b BASEDIR] KVER
        modules.sh -t CONF"
 
-# Whoever may write the config file chooses which driver gets which
-# device at the next boot (and which modules go into the image), so it
-# is taken only as drvbind itself takes it at run time: owned by root
-# (the image's drvbind runs as root), writable by no one else. A FIFO
-# would hold the build up: a regular file only. A link is judged by
-# its target, which is what drvbind opens and the builders copy.
-# trusted FILE: status 0, or 1 with the reason in $why.
-trusted() {
-	why=
-	if ! [ -f "$1" ]; then
-		why='not a regular file'
-	elif ! st=$(stat -L -c '%u %a' -- "$1"); then
-		why='cannot be examined'
-	elif [ "${st% *}" != 0 ]; then
-		why="owned by uid ${st% *}, not by root"
-	elif [ $((0${st#* } & 022)) -ne 0 ]; then
-		why='writable by group or others'
+# Whoever may write the config file, or swap it for another (whoever
+# may write a directory on its path), chooses which driver gets which
+# device at the next boot, the programs root runs then
+# (drvbind.modprobe=, drvbind.init=) and the modules in the image. So
+# it is taken only as drvbind itself takes it at run time (its
+# applet/trust.c): the file, every directory from / to it and every
+# link on the way owned by root (the image's drvbind runs as root), and
+# none but a link writable by group or others, save a sticky directory
+# on the way (/tmp), where only root may swap root's entries. Links are
+# followed as the kernel follows them, 40 at most, so what is judged is
+# what the builders copy. A FIFO would hold the build up: a regular
+# file only.
+
+# judge PATH KIND [END]: whether PATH, a directory, link or file met on
+# the walk, with stat's '%f %u' in $st, may be trusted; END: it is the
+# file itself. Status 0, or 1 with the reason in $why.
+judge() {
+	mode=$((0x${st% *})) uid=${st#* } what=
+	[ "$2" = file ] || what="$2 $1 is "
+	if [ "$uid" != 0 ]; then
+		why="${what}owned by uid $uid, not by root"
+	elif [ "$2" != link ] && [ $((mode & 022)) -ne 0 ] &&
+		{ [ -n "${3:-}" ] || [ $((mode & 01000)) -eq 0 ]; }; then
+		why="${what}writable by group or others"
 	fi
 	[ -z "$why" ]
+}
+
+# trusted FILE: FILE walked a name at a time from / (a relative one
+# from the working directory's path), each name judged before the next
+# is taken from it. Status 0, or 1 with the reason in $why, which is
+# empty where a name is missing.
+trusted() {
+	why='cannot be examined' at=/ links=0 rest=$1
+	case $rest in
+	/*) ;;
+	*) rest=$(pwd -P)/$rest || return 1 ;;
+	esac
+	st=$(stat -c '%f %u' /) || return 1
+	why=
+	judge / directory || return 1
+	while :; do
+		rest=${rest#"${rest%%[!/]*}"}
+		name=${rest%%/*}
+		rest=${rest#"$name"}
+		more=${rest#"${rest%%[!/]*}"}
+		case $name in
+		'' | .) path=$at ;;
+		..) path=${at%/*}; path=${path:-/} ;;
+		*) path=${at%/}/$name ;;
+		esac
+		if ! st=$(stat -c '%f %u' -- "$path" 2>/dev/null); then
+			[ ! -e "$path" ] || why='cannot be examined'
+			return 1
+		fi
+		type=$((0x${st% *} & 0170000))
+		if [ "$type" -eq $((0120000)) ]; then
+			judge "$path" link || return 1
+			links=$((links + 1))
+			[ "$links" -le 40 ] || { why='symbolic link loop (more than 40 links)'; return 1; }
+			target=$(readlink -- "$path") || { why='cannot be examined'; return 1; }
+			rest=$target$rest
+			case $target in
+			/*) at=/ ;;
+			esac
+		elif [ "$type" -ne $((0040000)) ] && [ -n "$rest" ]; then
+			why='not a directory'
+			return 1
+		elif [ -n "$more" ]; then
+			judge "$path" directory || return 1
+			at=$path
+		elif [ "$type" -ne $((0100000)) ]; then
+			why='not a regular file'
+			return 1
+		else
+			judge "$path" file end
+			return
+		fi
+	done
 }
 
 conf=/etc/drvbind.conf cmdline=/proc/cmdline sysfs=/sys base='' check=''
@@ -57,9 +117,8 @@ done
 shift $((OPTIND - 1))
 if [ -n "$check" ]; then
 	[ $# -eq 0 ] || { echo "$usage" >&2; exit 2; }
-	[ -e "$check" ] || exit 1
 	trusted "$check" && exit 0
-	echo "drvbind: $check: $why; not copied into the image" >&2
+	[ -z "$why" ] || echo "drvbind: $check: $why; not copied into the image" >&2
 	exit 1
 fi
 [ $# -eq 1 ] || { echo "$usage" >&2; exit 2; }
@@ -70,13 +129,11 @@ kver=$1
 # splits it (lib/cmdline.c next_arg: quotes group, a value's enclosing
 # quotes go, nothing after a bare "--" is a parameter).
 rules() {
-	if [ -e "$conf" ]; then
-		if trusted "$conf"; then
-			sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' -e '/^#/d' -e '/^$/d' \
-				-e '/^drvbind\./d' -e 's/^drvbind=//' "$conf"
-		else
-			echo "drvbind: $conf: $why; not read" >&2
-		fi
+	if trusted "$conf"; then
+		sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' -e '/^#/d' -e '/^$/d' \
+			-e '/^drvbind\./d' -e 's/^drvbind=//' "$conf"
+	elif [ -n "$why" ]; then
+		echo "drvbind: $conf: $why; not read" >&2
 	fi
 	if [ -f "$cmdline" ]; then
 		awk '

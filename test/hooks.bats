@@ -30,6 +30,42 @@ setup() {
 	chmod 755 "$T/stub/usr/sbin/drvbind"
 }
 
+teardown() {
+	[ -z "${PUBLIC:-}" ] || rm -rf "$PUBLIC"
+}
+
+# public: $PUBLIC, a directory of root's that nobody may reach (the
+# test's own tree is root's alone), with nobody's directory
+# $PUBLIC/nobody in it and root's config file $PUBLIC/nobody/conf, mode
+# 644, with a rule for pci-stub
+public() {
+	PUBLIC=$(mktemp -d /tmp/drvbind-hooks.XXXXXX)
+	chmod 755 "$PUBLIC"
+	mkdir "$PUBLIC/nobody"
+	chown nobody:nogroup "$PUBLIC/nobody"
+	echo 'pci/0000:00:05.0:pci-stub' >"$PUBLIC/nobody/conf"
+	chmod 644 "$PUBLIC/nobody/conf"
+}
+
+# as_nobody CMD...: CMD as nobody:nogroup without other groups
+as_nobody() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"
+}
+
+# untrusted FILE WHY: modules.sh -t refuses FILE for WHY, and says so
+untrusted() {
+	run --separate-stderr sh "$TOP/initramfs/modules.sh" -t "$1"
+	[ "$status" -eq 1 ]
+	is "$1" "$stderr" "drvbind: $1: $2; not copied into the image"
+}
+
+# trusted FILE: modules.sh -t passes FILE, quietly
+trusted() {
+	run --separate-stderr sh "$TOP/initramfs/modules.sh" -t "$1"
+	is "$1" "$stderr" ""
+	[ "$status" -eq 0 ]
+}
+
 # ns COMMAND...: with the stub over /usr/sbin, the staged install and
 # the test kernel's modules over /usr, $T/etc over /etc and
 # $T/cmdline over /proc/cmdline (test/initramfs/ns.sh).
@@ -228,6 +264,65 @@ vfio-pci"
 	run --separate-stderr sh "$m" -t "$T/dir"
 	[ "$status" -eq 1 ]
 	is directory "$stderr" "drvbind: $T/dir: not a regular file; not copied into the image"
+}
+
+# The config file's whole path, as drvbind judges it at run time
+# (test/trust.bats): every directory from / to it, through every link,
+# root's and written by no one else.
+
+@test "modules.sh -t refuses a root config file below a directory nobody owns or group or others may write, however far up, naming it; a relative path is walked from /" {
+	public
+	untrusted "$PUBLIC/nobody/conf" "directory $PUBLIC/nobody is owned by uid 65534, not by root"
+	(cd "$PUBLIC/nobody" && untrusted conf "directory $PUBLIC/nobody is owned by uid 65534, not by root")
+	mkdir -p "$PUBLIC/w/sub"
+	echo 'pci/0000:00:05.0:pci-stub' >"$PUBLIC/w/sub/conf"
+	for mode in 775 757 777; do
+		chmod "$mode" "$PUBLIC/w"
+		untrusted "$PUBLIC/w/sub/conf" "directory $PUBLIC/w is writable by group or others"
+	done
+}
+
+@test "as nobody, a root config file in nobody's directory swapped for a link to a root file of nobody's text is refused by modules.sh -t and the resolver, naming the directory; the command line's rules still go in" {
+	public
+	# A root file whose text nobody chose: /proc/PID/cmdline of a
+	# set-user-ID program that nobody started is one. Here root writes it.
+	printf 'drvbind.modprobe=/tmp/evil\n0000:00:07.0:e1000\n' >"$PUBLIC/text"
+	as_nobody sh -c "rm '$PUBLIC/nobody/conf' && ln -s '$PUBLIC/text' '$PUBLIC/nobody/conf'"
+	[ "$(stat -c '%F %u' "$PUBLIC/nobody/conf")" = "symbolic link 65534" ]
+	why="directory $PUBLIC/nobody is owned by uid 65534, not by root"
+	untrusted "$PUBLIC/nobody/conf" "$why"
+	echo 'ro drvbind=0000:00:06.0:vfio-pci' >"$T/cmd"
+	resolves "vfio-pci" "drvbind: $PUBLIC/nobody/conf: $why; not read
+drvbind: vfio-pci: adding module vfio-pci" -c "$PUBLIC/nobody/conf" -k "$T/cmd" -r "$T/nosys"
+}
+
+@test "modules.sh -t follows links through root's directories and a root sticky one as drvbind does, and refuses a link through nobody's directory, a link nobody put in a sticky one, and a loop" {
+	public
+	mkdir -p "$PUBLIC/a" "$PUBLIC/b/c" "$PUBLIC/etc" "$PUBLIC/tmp/root"
+	chmod 1777 "$PUBLIC/tmp"
+	echo 'pci/0000:00:05.0:pci-stub' >"$PUBLIC/b/c/conf"
+	ln -s ../b "$PUBLIC/a/up"
+	# up/.. is b's parent, as the kernel walks it: not a
+	ln -s "$PUBLIC/a/./up/../b/c/conf" "$PUBLIC/etc/step"
+	ln -s step "$PUBLIC/etc/conf"
+	trusted "$PUBLIC/etc/conf"
+	cp "$PUBLIC/b/c/conf" "$PUBLIC/tmp/root/conf"
+	trusted "$PUBLIC/tmp/root/conf"
+	chown nobody "$PUBLIC/b"
+	untrusted "$PUBLIC/etc/conf" "directory $PUBLIC/b is owned by uid 65534, not by root"
+	ln -s nobody/conf "$PUBLIC/relative"
+	untrusted "$PUBLIC/relative" "directory $PUBLIC/nobody is owned by uid 65534, not by root"
+	as_nobody ln -s "$PUBLIC/tmp/root/conf" "$PUBLIC/tmp/link"
+	untrusted "$PUBLIC/tmp/link" "link $PUBLIC/tmp/link is owned by uid 65534, not by root"
+	ln -s loop2 "$PUBLIC/loop1"
+	ln -s loop1 "$PUBLIC/loop2"
+	untrusted "$PUBLIC/loop1" "symbolic link loop (more than 40 links)"
+	ln -s tmp/root/conf "$PUBLIC/l40"
+	for ((i = 39; i >= 0; i--)); do
+		ln -s "l$((i + 1))" "$PUBLIC/l$i"
+	done
+	trusted "$PUBLIC/l1"
+	untrusted "$PUBLIC/l0" "symbolic link loop (more than 40 links)"
 }
 
 @test "initramfs-tools' boot script starts drvbind -b for a config file, for a command-line rule, and not at all without rules" {
@@ -448,6 +543,19 @@ add_module vfio-pci
 add_runscript"
 }
 
+@test "mkinitcpio's install hook leaves out a config file that is a link to a root file in nobody's directory, and says why" {
+	public
+	echo "ro drvbind=0000:00:06.0:vfio-pci" >"$T/cmdline"
+	rm -f "$T/etc/drvbind.conf"
+	ln -s "$PUBLIC/nobody/conf" "$T/etc/drvbind.conf"
+	run --separate-stderr mkinitcpio_harness
+	[ "$status" -eq 0 ]
+	is calls "$(cat "$T/calls")" "add_binary /usr/sbin/drvbind /sbin/drvbind
+add_module vfio-pci
+add_runscript"
+	is built "$stderr" "$(refused "directory $PUBLIC/nobody is owned by uid 65534, not by root")"
+}
+
 @test "mkinitcpio's run_earlyhook starts drvbind -b only with rules" {
 	h=$STAGE/usr/lib/initcpio/hooks/drvbind
 	no_conf
@@ -502,4 +610,17 @@ mkinitramfs_edge() {
 @test "a real mkinitramfs build leaves out a config file that another user owns or group may write and says why; a root-owned 0644 one goes in" {
 	conf_edges mkinitramfs_edge group 0664 'etc/drvbind\.conf' '^usr/sbin/drvbind$'
 	lsinitramfs -l "$T/root.img" | grep -qE '^-rw-r--r-- +1 root +root .* etc/drvbind\.conf$'
+}
+
+@test "a real mkinitramfs build leaves out a config file that is a link to a root file in nobody's directory, and says why" {
+	public
+	echo 'BOOT_IMAGE=/vmlinuz ro drvbind=0000:00:06.0:vfio-pci' >"$T/cmdline"
+	rm -f "$T/etc/drvbind.conf"
+	ln -s "$PUBLIC/nobody/conf" "$T/etc/drvbind.conf"
+	mkinitramfs_edge nobody
+	is log "$(grep '^drvbind:' "$T/nobody.log")" "$(refused "directory $PUBLIC/nobody is owned by uid 65534, not by root")"
+	! grep -q 'etc/drvbind\.conf' "$T/nobody.files" || false
+	! grep -q '/pci-stub\.ko$' "$T/nobody.files" || false
+	grep -q '/vfio-pci\.ko$' "$T/nobody.files"
+	grep -qx 'usr/sbin/drvbind' "$T/nobody.files"
 }

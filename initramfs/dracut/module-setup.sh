@@ -18,8 +18,9 @@ depends() {
 
 install() {
 	inst_binary @SBINDIR@/drvbind /sbin/drvbind
-	# A config file that someone besides root may write stays out:
-	# drvbind would refuse it at boot anyway, and modules.sh says why.
+	# A config file that someone besides root may write, or swap through
+	# a directory on its path, stays out: drvbind would refuse it at boot
+	# anyway, and modules.sh says why.
 	if sh @DATADIR@/modules.sh -t /etc/drvbind.conf; then
 		inst_simple /etc/drvbind.conf
 	fi
