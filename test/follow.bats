@@ -248,6 +248,7 @@ until_on() {
 	first_out=$FAKE/follow.out
 	mv "$first_out" "$FAKE/first.out"
 	follow "pci/$E1000:vfio-pci"
+	ended "$first"
 	st=0
 	wait "$first" || st=$?
 	[ "$st" -eq 0 ]
