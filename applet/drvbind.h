@@ -221,6 +221,7 @@ int place_answer(const struct pollfd *pfd);
 /* notify.c: what notify() says, and the rules it counts. */
 enum { READY, RELOADING, STOPPING, STATUS };
 void notify_open(char **envp);
+void notify_poll(struct pollfd *pfd);
 void notify(int what);
 
 /* wait.c */
