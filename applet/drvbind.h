@@ -213,6 +213,7 @@ int set_settle(struct rule *p, long long now);
 struct pollfd;
 struct sockaddr_un;
 enum { PLACES = 2 };
+int fd_trusted(int fd);
 socklen_t unix_addr(struct sockaddr_un *a, const char *name, int abstract);
 void place_take(const char *path);
 void place_poll(struct pollfd *pfd);

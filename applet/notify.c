@@ -42,17 +42,28 @@ static struct {
  * s6-supervise runs a service in its directory, where notification-fd
  * names the fd it reads readiness from. Only a pipe is taken for it: a
  * stray file of that name elsewhere must not make drvbind write into
- * some other fd it inherited.
+ * some other fd it inherited. And only where the file and the directory
+ * are root's alone (or drvbind's uid's): a root follower started in
+ * /tmp must not take another user's word for which of its fds gets a
+ * newline and is closed. O_NONBLOCK: a FIFO of that name would wait for
+ * a writer.
  */
 static void s6_open(void)
 {
 	char buf[16], *p;
 	struct stat st;
-	int fd = open_at(AT_FDCWD, "notification-fd", O_RDONLY | O_NOFOLLOW), n = 0, ok;
+	int fd = open_at(AT_FDCWD, "notification-fd", O_RDONLY | O_NOFOLLOW | O_NONBLOCK), n = 0, ok;
+	int dir = fd < 0 ? -1 : open_at(AT_FDCWD, ".", O_PATH | O_DIRECTORY);
 
 	if (fd < 0)
 		return;
-	ok = fd_get(fd, buf, sizeof buf) == 0 && *buf;
+	ok = fd_stat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (!ok)
+		say(LOG_WARNING, "notification-fd: not a regular file; not read");
+	else if (!(ok = fd_trusted(fd) && fd_trusted(dir)))
+		say(LOG_WARNING, "notification-fd: it or its directory is not root's alone; not read");
+	ok = ok && fd_get(fd, buf, sizeof buf) == 0 && *buf;
+	fd_close(dir);
 	fd_close(fd);
 	for (p = buf; ok && *p; p++) {
 		ok = *p >= '0' && *p <= '9' && n < 100000;

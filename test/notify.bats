@@ -508,3 +508,57 @@ notify_full() {
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	EOF
 }
+
+# s6_fifo: fd 5 for the follower (FOLLOW_FD5), a FIFO with a reader
+# (S6_PID) that copies what comes to $FAKE/s6.out
+s6_fifo() {
+	mkfifo "$FAKE/s6.fifo"
+	cat "$FAKE/s6.fifo" >"$FAKE/s6.out" 3>&- &
+	S6_PID=$!
+	echo "$S6_PID" >>"$FAKE/pids"
+	FOLLOW_FD5=$FAKE/s6.fifo
+}
+
+@test "as nobody, a notification-fd put in a directory anyone may write is not read: the follower says so, and writes nothing to the pipe it names nor closes it" {
+	pci_stub_setup
+	public_dir
+	s6_fifo
+	as_nobody sh -c "echo 5 >'$PUBLIC/tmp/notification-fd'"
+	FOLLOW_DIR=$PUBLIC/tmp follow "pci/$E1000:pci-stub"
+	until_driver pci "$E1000" pci-stub
+	idle
+	[ "$(readlink "/proc/$FOLLOW_PID/fd/5")" = "$FAKE/s6.fifo" ]
+	[ ! -s "$FAKE/s6.out" ]
+	follow_said <<-EOF
+	drvbind: notification-fd: it or its directory is not root's alone; not read
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+	[ ! -s "$FAKE/s6.out" ]
+}
+
+@test "a notification-fd of root's that group may write, in a directory of root's, is not read either" {
+	pci_stub_setup
+	s6_svc
+	chmod 664 "$FAKE/svc/notification-fd"
+	follow "pci/$E1000:pci-stub"
+	until_driver pci "$E1000" pci-stub
+	idle
+	[ "$(readlink "/proc/$FOLLOW_PID/fd/5")" = "$FAKE/s6.fifo" ]
+	follow_said <<-EOF
+	drvbind: notification-fd: it or its directory is not root's alone; not read
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+	[ ! -s "$FAKE/s6.out" ]
+}
+
+@test "as nobody, a FIFO named notification-fd where the follower starts holds it up not at all: it is not read, and the follower says so" {
+	pci_stub_setup
+	public_dir
+	as_nobody mkfifo "$PUBLIC/tmp/notification-fd"
+	FOLLOW_DIR=$PUBLIC/tmp follow "pci/$E1000:pci-stub"
+	until_driver pci "$E1000" pci-stub
+	follow_said <<-EOF
+	drvbind: notification-fd: not a regular file; not read
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+}
