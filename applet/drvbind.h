@@ -224,6 +224,7 @@ int set_settle(struct rule *p, long long now);
 struct pollfd;
 struct sockaddr_un;
 enum { PLACES = 2 };
+int fd_trusted(int fd);
 socklen_t unix_addr(struct sockaddr_un *a, const char *name, int abstract);
 void place_take(const char *path);
 void place_poll(struct pollfd *pfd);
@@ -232,6 +233,7 @@ int place_answer(const struct pollfd *pfd);
 /* notify.c: what notify() says, and the rules it counts. */
 enum { READY, RELOADING, STOPPING, STATUS };
 void notify_open(char **envp);
+void notify_poll(struct pollfd *pfd);
 void notify(int what);
 
 /* wait.c */

@@ -129,8 +129,12 @@ int main(int argc, char **argv, char **envp)
 		list_absent();
 		return st;
 	}
-	/* drvbind.follow=1 on the command line or in the config file. */
-	flag[FOLLOW] |= conf.follow;
+	/*
+	 * drvbind.follow=1 on the command line or in the config file. A dry
+	 * run says its plan and ends: it neither follows nor knocks on a
+	 * follower, which would end for it.
+	 */
+	flag[FOLLOW] = (flag[FOLLOW] | conf.follow) && !flag[DRY];
 	/* A follower's service manager is told when it is ready; -b's parent is not the follower. */
 	if (flag[FOLLOW] && !flag[BG])
 		notify_open(envp);

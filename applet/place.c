@@ -66,6 +66,14 @@ static int equal(uid_t uid)
 	return uid == 0 || uid == (uid_t)syscall(SYS_geteuid);
 }
 
+/* Root's (or drvbind's uid's) and closed to group and others: only an equal made it so. */
+int fd_trusted(int fd)
+{
+	struct stat st;
+
+	return fd >= 0 && fd_stat(fd, &st) == 0 && equal(st.st_uid) && !(st.st_mode & 022);
+}
+
 /*
  * A unix socket's address: a path, or an abstract name (its first byte,
  * '@' as systemd writes it, becomes a NUL; no trailing NUL counted). 0

@@ -196,7 +196,7 @@ static void follow_event(char *buf, size_t n)
  */
 static void uevent_wait(long long until, int soon)
 {
-	struct pollfd pfd[2 + PLACES];
+	struct pollfd pfd[3 + PLACES];
 	long long wait = until - now_ms();
 	struct timespec ts;
 	ssize_t n;
@@ -210,13 +210,14 @@ static void uevent_wait(long long until, int soon)
 	pfd[1].fd = w.sigfd;
 	pfd[0].events = pfd[1].events = POLLIN;
 	place_poll(pfd + 2);
+	notify_poll(pfd + 2 + PLACES);
 	ts.tv_sec = wait / 1000;
 	ts.tv_nsec = wait % 1000 * 1000000;
 	/*
 	 * The raw call: musl's poll() converts to ppoll itself where poll
 	 * is missing (arm64). A socket not open (-1) is not polled.
 	 */
-	if (syscall(SYS_ppoll, pfd, 2 + PLACES, until == LLONG_MAX && !soon ? NULL : &ts, NULL, 0) <= 0)
+	if (syscall(SYS_ppoll, pfd, 3 + PLACES, until == LLONG_MAX && !soon ? NULL : &ts, NULL, 0) <= 0)
 		return;
 	while (w.sigfd >= 0 && syscall(SYS_read, w.sigfd, buf, 128) == 128)
 		w.got |= 1U << *(unsigned *)buf;

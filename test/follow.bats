@@ -248,6 +248,7 @@ until_on() {
 	first_out=$FAKE/follow.out
 	mv "$first_out" "$FAKE/first.out"
 	follow "pci/$E1000:vfio-pci"
+	ended "$first"
 	st=0
 	wait "$first" || st=$?
 	[ "$st" -eq 0 ]
@@ -261,6 +262,32 @@ until_on() {
 	nic_replugged vfio-pci
 	follow_end
 	[ "$FOLLOW_STATUS" -eq 0 ]
+}
+
+# dry_run_beside ARG...: drvbind -n ARG... on this test's tree, beside
+# the follower of nic_followed, within 5 s: its plan for the rule of
+# the command line (pci-stub -> none) said, status 0; then the follower
+# is still there, at both its places, and still moves a replugged NIC
+dry_run_beside() {
+	run_says 0 "drvbind: pci/$E1000: would move pci-stub -> none" fake_ns timeout 5 ${RUN:+"$RUN"} "$BIN" \
+		-r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" -s "$FAKE/follow.sock" -n "$@"
+	kill -0 "$FOLLOW_PID"
+	follow_placed "$FAKE/follow.sock"
+	follow_placed
+	assert_driver pci "$E1000" pci-stub
+	nic_moved_again
+}
+
+@test "a dry run with drvbind.follow=1 on the command line says its plan and exits: it knocks on no follower, and the one running keeps its place" {
+	nic_followed
+	fake_cmdline "drvbind=pci/$E1000:none drvbind.follow=1"
+	dry_run_beside
+}
+
+@test "a dry run with -f says its plan and exits: it knocks on no follower, and the one running keeps its place" {
+	nic_followed
+	fake_cmdline "drvbind=pci/$E1000:none"
+	dry_run_beside -f
 }
 
 @test "a follower whose device is removed in the middle of a move says nothing of it, and takes the device added again" {

@@ -787,14 +787,17 @@ fake_uevents() {
 	grep -Ev '^[a-z]+@/(devices/virtual|module)/' "$FAKE/uevents"
 }
 
-# wait_for FILE PATTERN: a line of FILE matching PATTERN (grep's basic
-# regular expression) shows up within 5 s; otherwise 1, with FILE shown
+# wait_for FILE PATTERN [PID]: a line of FILE matching PATTERN (grep's
+# basic regular expression) shows up within 5 s, or before PID, the
+# process that would write it, is gone; otherwise 1, with FILE shown
 wait_for() {
 	local i
 	for ((i = 0; i < 500; i++)); do
 		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		[[ -z ${3-} ]] || kill -0 "$3" 2>/dev/null || break
 		sleep 0.01
 	done
+	grep -q -- "$2" "$1" 2>/dev/null && return 0
 	echo "no line matching '$2' in $1:"
 	cat "$1" 2>/dev/null
 	return 1
@@ -1044,11 +1047,33 @@ follow_ready() {
 	return 1
 }
 
+# ended PID [TRIES]: the process PID (a child of this shell) has exited,
+# gone or a zombie, within 5 s (TRIES looks, 10 ms apart: 500); else 1
+ended() {
+	local i s
+	for ((i = 0; i < ${2:-500}; i++)); do
+		s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+		s=${s##*) }
+		[[ $s == Z* ]] && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
 # follow_end: SIGTERM to the follower FOLLOW_PID (follow's, a child of
-# this shell), and its exit status in FOLLOW_STATUS once it has ended
+# this shell), and its exit status in FOLLOW_STATUS once it has ended;
+# 1 and FOLLOW_STATUS 124, saying so, where it has not within 5 s (it is
+# then killed)
 follow_end() {
 	kill -TERM "$FOLLOW_PID"
 	FOLLOW_STATUS=0
+	if ! ended "$FOLLOW_PID"; then
+		echo "the follower $FOLLOW_PID did not end within 5 s of SIGTERM; it said:"
+		cat "$FAKE/follow.out"
+		kill -KILL "$FOLLOW_PID"
+		FOLLOW_STATUS=124
+		return 1
+	fi
 	wait "$FOLLOW_PID" || FOLLOW_STATUS=$?
 }
 
@@ -1166,10 +1191,12 @@ idle() {
 
 # follow_placed [NAME]: the follower listens at NAME, a path or the
 # abstract @drvbind-follow (default), the last place it takes, within
-# 5 s (/proc/net/unix); otherwise 1, with what it said
+# 5 s (/proc/net/unix); otherwise, or once it has ended, 1, with what
+# it said
 follow_placed() {
 	local name=${1:-@drvbind-follow} i f
 	for ((i = 0; i < 500; i++)); do
+		kill -0 "$FOLLOW_PID" 2>/dev/null || break
 		for f in /proc/"$FOLLOW_PID"/fd/*; do
 			f=$(readlink "$f" 2>/dev/null) || continue
 			[[ $f == socket:* ]] || continue

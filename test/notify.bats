@@ -14,6 +14,30 @@
 
 load helper
 
+NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+
+# teardown: fake_teardown, and the directory public_dir made
+teardown() {
+	fake_teardown
+	[[ -z ${PUBLIC-} ]] || rm -rf "$PUBLIC"
+}
+
+# public_dir: PUBLIC, a directory of root's that nobody may enter (the
+# test's own tree is out of nobody's reach), and PUBLIC/tmp, which
+# anyone may write, as /tmp
+public_dir() {
+	PUBLIC=$(mktemp -d /tmp/drvbind-notify.XXXXXX)
+	chmod 755 "$PUBLIC"
+	mkdir "$PUBLIC/tmp"
+	chmod 1777 "$PUBLIC/tmp"
+}
+
+# as_nobody CMD...: CMD as nobody:nogroup without other groups, in the
+# test's network namespace
+as_nobody() {
+	fake_ns "${NOBODY[@]}" "$@"
+}
+
 # notify_listen PATH|@NAME: a NOTIFY_SOCKET listener, its log in
 # $FAKE/notify.v; returns once it is bound
 notify_listen() {
@@ -415,5 +439,126 @@ s6_said() {
 	assert_output_is <<-EOF
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	drvbind: following 1 rule(s) in the background
+	EOF
+}
+
+# notify_full PATH: a NOTIFY_SOCKET at PATH that anyone may write to, as
+# systemd's is, whose listener (FULL_PID) reads nothing until SIGUSR1,
+# then every datagram, one a line in $FAKE/full.out, its newlines shown
+# as \n; before that, nobody fills its queue until the kernel answers
+# EAGAIN, and FULL_COUNT is how many datagrams it took
+notify_full() {
+	local i
+	perl -MSocket -e '
+		socket(my $s, PF_UNIX, SOCK_DGRAM, 0) or die "socket: $!";
+		bind($s, pack_sockaddr_un($ARGV[0])) or die "bind: $!";
+		chmod 0666, $ARGV[0];
+		$SIG{USR1} = sub { $go = 1 };
+		sleep 1 until $go;
+		$| = 1;
+		while (defined recv($s, my $m, 4096, 0)) {
+			$m =~ s/\n/\\n/g;
+			print "$m\n";
+		}' "$1" </dev/null >"$FAKE/full.out" 2>&1 3>&- &
+	FULL_PID=$!
+	echo "$FULL_PID" >>"$FAKE/pids"
+	for ((i = 0; i < 500; i++)); do
+		[[ -S $1 && $(stat -c %a "$1") == 666 ]] && break
+		sleep 0.01
+	done
+	FULL_COUNT=$(as_nobody perl -MSocket -e '
+		socket(my $s, PF_UNIX, SOCK_DGRAM, 0) or die "socket: $!";
+		my $a = pack_sockaddr_un($ARGV[0]);
+		my $n = 0;
+		$n++ while send($s, "x", MSG_DONTWAIT, $a);
+		$!{EAGAIN} or die "send: $!";
+		print "$n\n"' "$1")
+	((FULL_COUNT > 0))
+}
+
+@test "as nobody, a NOTIFY_SOCKET filled to the brim stalls no follower: it follows a replug, ends at once on SIGTERM, and its READY=1 goes as soon as there is room" {
+	# made again with only the fake's uevents: once the follower is idle,
+	# nothing but room on the socket wakes it (teardown's status is
+	# that of the processes it ended)
+	fake_teardown || :
+	fake_setup_boot
+	pci_stub_setup
+	public_dir
+	notify_full "$PUBLIC/notify.sock"
+	NOTIFY=$PUBLIC/notify.sock
+	follow "pci/$E1000:pci-stub"
+	until_driver pci "$E1000" pci-stub
+	nic_replugged pci-stub
+	idle
+	# the listener reads: room, and READY=1 with the counts of now,
+	# with nothing else to wake the follower
+	kill -USR1 "$FULL_PID"
+	wait_for "$FAKE/full.out" '^READY=1'
+	follow_end_ok
+	wait_for "$FAKE/full.out" '^STOPPING=1'
+	run cat "$FAKE/full.out"
+	assert_output_is <<-EOF
+	$(for ((i = 0; i < FULL_COUNT; i++)); do echo x; done)
+	READY=1\nSTATUS=held 1, waiting 0, failed 0, absent 0
+	STOPPING=1\nSTATUS=held 1, waiting 0, failed 0, absent 0
+	EOF
+	run cat "$FAKE/follow.out"
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+}
+
+# s6_fifo: fd 5 for the follower (FOLLOW_FD5), a FIFO with a reader
+# (S6_PID) that copies what comes to $FAKE/s6.out
+s6_fifo() {
+	mkfifo "$FAKE/s6.fifo"
+	cat "$FAKE/s6.fifo" >"$FAKE/s6.out" 3>&- &
+	S6_PID=$!
+	echo "$S6_PID" >>"$FAKE/pids"
+	FOLLOW_FD5=$FAKE/s6.fifo
+}
+
+@test "as nobody, a notification-fd put in a directory anyone may write is not read: the follower says so, and writes nothing to the pipe it names nor closes it" {
+	pci_stub_setup
+	public_dir
+	s6_fifo
+	as_nobody sh -c "echo 5 >'$PUBLIC/tmp/notification-fd'"
+	FOLLOW_DIR=$PUBLIC/tmp follow "pci/$E1000:pci-stub"
+	until_driver pci "$E1000" pci-stub
+	idle
+	[ "$(readlink "/proc/$FOLLOW_PID/fd/5")" = "$FAKE/s6.fifo" ]
+	[ ! -s "$FAKE/s6.out" ]
+	follow_said <<-EOF
+	drvbind: notification-fd: it or its directory is not root's alone; not read
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+	[ ! -s "$FAKE/s6.out" ]
+}
+
+@test "a notification-fd of root's that group may write, in a directory of root's, is not read either" {
+	pci_stub_setup
+	s6_svc
+	chmod 664 "$FAKE/svc/notification-fd"
+	follow "pci/$E1000:pci-stub"
+	until_driver pci "$E1000" pci-stub
+	idle
+	[ "$(readlink "/proc/$FOLLOW_PID/fd/5")" = "$FAKE/s6.fifo" ]
+	follow_said <<-EOF
+	drvbind: notification-fd: it or its directory is not root's alone; not read
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+	[ ! -s "$FAKE/s6.out" ]
+}
+
+@test "as nobody, a FIFO named notification-fd where the follower starts holds it up not at all: it is not read, and the follower says so" {
+	pci_stub_setup
+	public_dir
+	as_nobody mkfifo "$PUBLIC/tmp/notification-fd"
+	FOLLOW_DIR=$PUBLIC/tmp follow "pci/$E1000:pci-stub"
+	until_driver pci "$E1000" pci-stub
+	follow_said <<-EOF
+	drvbind: notification-fd: not a regular file; not read
+	drvbind: pci/$E1000: e1000 -> pci-stub
 	EOF
 }

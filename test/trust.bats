@@ -308,7 +308,7 @@ conf_read() {
 			</dev/null >/dev/null 2>&1 3>&- &
 		echo "$!" >>"$FAKE/pids"
 	done
-	until grep -q knocked "$FAKE/follow.out"; do sleep 0.01; done
+	wait_for "$FAKE/follow.out" knocked "$FOLLOW_PID"
 	nic_replugged pci-stub
 	kill -0 "$FOLLOW_PID"
 	follow_end
@@ -342,11 +342,13 @@ conf_read() {
 	[ -n "$squatter" ]
 	follow -s "$PUBLIC/follow.sock" "pci/$E1000:pci-stub"
 	follow_placed "$PUBLIC/follow.sock"
-	until grep -q 'held by' "$FAKE/follow.out"; do sleep 0.01; done
+	# said before its first pass was over, and so before follow returned
+	grep -q 'held by' "$FAKE/follow.out"
 	first=$FOLLOW_PID
 	mv "$FAKE/follow.out" "$FAKE/first.out"
 	fake_driver pci vfio-pci 'match=*'
 	follow -s "$PUBLIC/follow.sock" "pci/$E1000:vfio-pci"
+	ended "$first"
 	st=0
 	wait "$first" || st=$?
 	[ "$st" -eq 0 ]
