@@ -208,7 +208,7 @@ paused() {
 	fake_register serio atkbd match=serio0 steps=attach
 	assert_driver serio serio0 atkbd
 	fake_later idle fake_register_rest serio atkbd
-	run_says 0 "drvbind: serio/serio0: atkbd -> none" drvbind -t 2 serio/serio0:none
+	run_says 0 "drvbind: serio/serio0: atkbd -> none" drvbind -t 5 serio/serio0:none
 	assert_driver serio serio0 none
 }
 
