@@ -227,8 +227,9 @@ enum { PLACES = 2 };
 int fd_trusted(int fd);
 socklen_t unix_addr(struct sockaddr_un *a, const char *name, int abstract);
 void place_take(const char *path);
-void place_poll(struct pollfd *pfd);
+long long place_poll(struct pollfd *pfd);
 int place_answer(const struct pollfd *pfd);
+void place_leave(void);
 
 /* notify.c: what notify() says, and the rules it counts. */
 enum { READY, RELOADING, STOPPING, STATUS };

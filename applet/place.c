@@ -15,11 +15,12 @@
  * without the kernel's word on who is at the other end (SO_PEERCRED):
  * a follower ends only for an equal, root or its own uid; a newcomer
  * knocks only on an equal, and says who holds a name it cannot have.
- * Calls sysfs.c, log.c and mem.c.
+ * Calls sysfs.c, proc.c, log.c and mem.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stddef.h>
 #include <string.h>
@@ -35,7 +36,7 @@ enum {
 	PATH_PLACE, ABSTRACT_PLACE,
 	HANDOVER_MS = 1000,	/* how long a newcomer waits for the follower it knocked on to end */
 	BACKLOG = 8,
-	WARNED_MAX = 8,		/* strangers remembered, so that each is warned of once */
+	QUIET_MS = 60000,	/* strangers' knocks: a line a minute at most */
 };
 
 /* What a knock found at a place. */
@@ -46,9 +47,17 @@ static const char abstract_name[] = "@drvbind-follow";
 /* The listening sockets, or -1. */
 static int place[PLACES] = { -1, -1 };
 
-/* The last strangers warned of: knocks in a loop, from a few processes, are a line each. */
-static struct ucred warned[WARNED_MAX];
-static unsigned nwarned;
+/*
+ * Strangers' knocks: the first is said at once, the rest counted, and
+ * the count said a minute after the last line at most, or when the
+ * follower ends. The kernel keeps about ten lines of a /dev/kmsg writer
+ * in five seconds: a stream of knocks must not crowd out a move.
+ */
+static struct {
+	unsigned n;		/* knocks not said yet */
+	struct ucred last;	/* the last of them */
+	long long quiet_until;	/* no line about knocks before then */
+} knocks;
 
 /* The socket's own call: musl's getsockopt wrapper is one more layer for the same thing. */
 static struct ucred peer_of(int fd)
@@ -217,7 +226,35 @@ void place_take(const char *path)
 	place[ABSTRACT_PLACE] = place_bind(NULL);
 }
 
-void place_poll(struct pollfd *pfd)
+/* Strangers' knocks not said yet: how many, and the last. */
+static void knocks_say(void)
+{
+	say(LOG_WARNING, "-f: %u more knock(s) by other users, the last by uid %u (pid %u); ignored", knocks.n,
+	    (unsigned)knocks.last.uid, (unsigned)knocks.last.pid);
+	knocks.n = 0;
+	knocks.quiet_until = now_ms() + QUIET_MS;
+}
+
+/* A stranger knocked: said at once where nothing was said for a minute, else counted. */
+static void knocked(struct ucred who)
+{
+	long long now = now_ms();
+
+	if (knocks.n || now < knocks.quiet_until) {
+		knocks.n++;
+		knocks.last = who;
+		return;
+	}
+	say(LOG_WARNING, "-f: uid %u (pid %u) knocked, and may not end a follower of uid %u; ignored",
+	    (unsigned)who.uid, (unsigned)who.pid, (unsigned)syscall(SYS_geteuid));
+	knocks.quiet_until = now + QUIET_MS;
+}
+
+/*
+ * The places to poll, in pfd[PLACES]; the count of knocks said where it
+ * is due. The time the next count is due, or LLONG_MAX.
+ */
+long long place_poll(struct pollfd *pfd)
 {
 	int i;
 
@@ -225,19 +262,31 @@ void place_poll(struct pollfd *pfd)
 		pfd[i].fd = place[i];
 		pfd[i].events = POLLIN;
 	}
+	/* Due: said now, not left in the batch (log.c) while the follower sleeps. */
+	if (knocks.n && now_ms() >= knocks.quiet_until) {
+		knocks_say();
+		out_flush();
+	}
+	return knocks.n ? knocks.quiet_until : LLONG_MAX;
+}
+
+/* The follower ends: the knocks it counted are said. */
+void place_leave(void)
+{
+	if (knocks.n)
+		knocks_say();
 }
 
 /*
  * Answers the knocks on the places pfd says are ready: 1 when an equal
  * knocked, and the follower is to end. Its connection stays open until
  * the follower's exit closes it: that is how the newcomer knows it is
- * gone. A stranger's is closed at once, and said once (for each of the
- * last WARNED_MAX processes that knocked).
+ * gone. A stranger's is closed at once, and counted (knocked).
  */
 int place_answer(const struct pollfd *pfd)
 {
 	struct ucred who;
-	int i, n, c, w, end = 0;
+	int i, n, c, end = 0;
 
 	for (i = 0; i < PLACES; i++) {
 		if (!pfd[i].revents)
@@ -256,13 +305,7 @@ int place_answer(const struct pollfd *pfd)
 				continue;
 			}
 			fd_close(c);
-			for (w = 0; w < WARNED_MAX && (warned[w].pid != who.pid || warned[w].uid != who.uid); w++)
-				;
-			if (w < WARNED_MAX)
-				continue;
-			say(LOG_WARNING, "-f: uid %u (pid %u) knocked, and may not end a follower of uid %u; ignored",
-			    (unsigned)who.uid, (unsigned)who.pid, (unsigned)syscall(SYS_geteuid));
-			warned[nwarned++ % WARNED_MAX] = who;
+			knocked(who);
 		}
 	}
 	return end;

@@ -197,10 +197,14 @@ static void follow_event(char *buf, size_t n)
 static void uevent_wait(long long until, int soon)
 {
 	struct pollfd pfd[3 + PLACES];
-	long long wait = until - now_ms();
+	long long due = place_poll(pfd + 2), wait;
 	struct timespec ts;
 	ssize_t n;
 
+	/* Strangers' knocks are said once a minute at most, counted (place.c). */
+	if (due < until)
+		until = due;
+	wait = until - now_ms();
 	if (soon && wait > soon)
 		wait = soon;
 	if (wait < 0)
@@ -209,7 +213,6 @@ static void uevent_wait(long long until, int soon)
 	pfd[0].fd = w.sock;
 	pfd[1].fd = w.sigfd;
 	pfd[0].events = pfd[1].events = POLLIN;
-	place_poll(pfd + 2);
 	notify_poll(pfd + 2 + PLACES);
 	ts.tv_sec = wait / 1000;
 	ts.tv_nsec = wait % 1000 * 1000000;
@@ -355,6 +358,7 @@ static void rules_end(void)
 
 	if (w.got)
 		notify(STOPPING);
+	place_leave();
 	for (r = rules; r < rules + conf.nrules; r++) {
 		if (w.got)
 			r->absent_ok = 1;
