@@ -226,7 +226,7 @@ struct sockaddr_un;
 enum { PLACES = 2 };
 int fd_trusted(int fd);
 socklen_t unix_addr(struct sockaddr_un *a, const char *name, int abstract);
-void place_take(const char *path);
+int place_take(const char *path);
 long long place_poll(struct pollfd *pfd);
 int place_answer(const struct pollfd *pfd);
 void place_leave(void);

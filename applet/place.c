@@ -15,6 +15,11 @@
  * without the kernel's word on who is at the other end (SO_PEERCRED):
  * a follower ends only for an equal, root or its own uid; a newcomer
  * knocks only on an equal, and says who holds a name it cannot have.
+ * Anyone can also keep the name's queue of connections full, so that a
+ * knock cannot get in: the newcomer then asks the kernel's socket table
+ * (sock_diag) who listens there, finds the process in /proc, and ends
+ * an equal with a signal through a pidfd. A newcomer that cannot end
+ * the follower before it does not follow: two never both write.
  * Calls sysfs.c, proc.c, log.c and mem.c.
  */
 #define _GNU_SOURCE
@@ -22,6 +27,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -34,13 +40,56 @@
 
 enum {
 	PATH_PLACE, ABSTRACT_PLACE,
-	HANDOVER_MS = 1000,	/* how long a newcomer waits for the follower it knocked on to end */
+	HANDOVER_MS = 4000,	/* how long a newcomer waits, all told, for the follower it replaces to end */
 	BACKLOG = 8,
 	QUIET_MS = 60000,	/* strangers' knocks: a line a minute at most */
+	DIAG_SZ = 8192,		/* a sock_diag answer: netlink's dumps fit the reader's buffer */
 };
 
-/* What a knock found at a place. */
-enum { FREE, TAKEN };
+/* What a knock found at a place: FREE, TAKEN by a stranger (follow without it), or REFUSED (do not follow). */
+enum { FREE, TAKEN, REFUSED };
+
+/* place_bind's answer where it has no socket: following without the place, or not at all. */
+enum { WITHOUT = -1, NOT_FOLLOWING = -2 };
+
+/* linux/netlink.h, linux/sock_diag.h and linux/unix_diag.h, which musl-gcc does not see. */
+enum {
+	NETLINK_SOCK_DIAG = 4,
+	SOCK_DIAG_BY_FAMILY = 20,
+	NLM_F_REQUEST = 1,
+	NLM_F_DUMP = 0x300,
+	NLMSG_ERROR = 2,
+	NLMSG_DONE = 3,
+	UDIAG_SHOW_NAME = 0x01,
+	UDIAG_SHOW_UID = 0x40,
+	UNIX_DIAG_NAME = 0,
+	UNIX_DIAG_UID = 7,
+	TCP_LISTEN = 10,
+};
+
+struct nlmsghdr {
+	unsigned nlmsg_len;
+	unsigned short nlmsg_type, nlmsg_flags;
+	unsigned nlmsg_seq, nlmsg_pid;
+};
+
+struct unix_diag_req {
+	unsigned char sdiag_family, sdiag_protocol;
+	unsigned short pad;
+	unsigned udiag_states, udiag_ino, udiag_show, udiag_cookie[2];
+};
+
+struct unix_diag_msg {
+	unsigned char udiag_family, udiag_type, udiag_state, pad;
+	unsigned udiag_ino, udiag_cookie[2];
+};
+
+struct rtattr {
+	unsigned short rta_len, rta_type;
+};
+
+/* Netlink's messages and attributes start on 4 bytes. */
+#define ALIGN4(n) (((n) + 3) & ~(size_t)3)
 
 static const char abstract_name[] = "@drvbind-follow";
 
@@ -58,6 +107,19 @@ static struct {
 	struct ucred last;	/* the last of them */
 	long long quiet_until;	/* no line about knocks before then */
 } knocks;
+
+/* The listener at a name, as sock_diag has it. */
+struct listener {
+	unsigned ino, uid;	/* uid: -1U where the kernel did not say */
+	int found;
+};
+
+/* Who holds a socket: a process of /proc whose fd links to it. */
+struct holder {
+	char sock[32];		/* "socket:[INODE]", as the fd's link reads */
+	char pid[24];		/* the process looked at */
+	char fd[24];		/* its fd on the socket; "" until one is found */
+};
 
 /* The socket's own call: musl's getsockopt wrapper is one more layer for the same thing. */
 static struct ucred peer_of(int fd)
@@ -137,26 +199,222 @@ static int dir_trusted(const char *path)
 	return 1;
 }
 
+/* Whether fd can be read (or was closed: a connection, a pidfd's process) before `until'. */
+static int fd_wait(int fd, long long until)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	long long ms = until - now_ms();
+	struct timespec ts;
+
+	if (ms < 0)
+		ms = 0;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = ms % 1000 * 1000000;
+	return syscall(SYS_ppoll, &pfd, 1, &ts, NULL, 0) > 0;
+}
+
+/*
+ * One message of a sock_diag dump: 1 the last, -1 an error (errno), 0
+ * more to come. A listening stream socket bound to name (size bytes,
+ * as the address holds them) goes into l.
+ */
+static int diag_one(const struct nlmsghdr *h, const char *name, size_t size, struct listener *l)
+{
+	const struct unix_diag_msg *m = (const void *)(h + 1);
+	const struct rtattr *at = (const void *)(m + 1);
+	size_t left, step;
+	unsigned uid = -1U;
+	int named = 0;
+
+	if (h->nlmsg_type == NLMSG_DONE)
+		return 1;
+	if (h->nlmsg_type == NLMSG_ERROR) {
+		errno = h->nlmsg_len >= sizeof *h + sizeof(int) ? -*(const int *)(h + 1) : EIO;
+		return -1;
+	}
+	if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < sizeof *h + sizeof *m ||
+	    m->udiag_type != SOCK_STREAM)
+		return 0;
+	for (left = h->nlmsg_len - sizeof *h - sizeof *m; left >= sizeof *at; left -= step) {
+		if (at->rta_len < sizeof *at || at->rta_len > left)
+			break;
+		if (at->rta_type == UNIX_DIAG_NAME)
+			named = at->rta_len - sizeof *at == size && !memcmp(at + 1, name, size);
+		else if (at->rta_type == UNIX_DIAG_UID && at->rta_len >= sizeof *at + sizeof uid)
+			memcpy(&uid, at + 1, sizeof uid);
+		step = ALIGN4(at->rta_len) < left ? ALIGN4(at->rta_len) : left;
+		at = (const void *)((const char *)at + step);
+	}
+	if (named) {
+		l->ino = m->udiag_ino;
+		l->uid = uid;
+		l->found = 1;
+	}
+	return 0;
+}
+
+/*
+ * The stream socket listening at a's name, from the kernel's table of
+ * the network namespace's unix sockets (sock_diag: the name's bytes as
+ * bound, where /proc/net/unix prints them, a newline too, for anyone to
+ * forge a line with). 0, or -1 with errno where the table cannot be had.
+ */
+static int listener_of(const struct sockaddr_un *a, socklen_t len, struct listener *l)
+{
+	static char buf[DIAG_SZ] __attribute__((aligned(4)));
+	struct {
+		struct nlmsghdr h;
+		struct unix_diag_req r;
+	} req = { { sizeof req, SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 0, 0 },
+		  { AF_UNIX, 0, 0, 1U << TCP_LISTEN, 0, UDIAG_SHOW_NAME | UDIAG_SHOW_UID, { 0, 0 } } };
+	int fd = (int)syscall(SYS_socket, AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	int done = fd < 0 || syscall(SYS_sendto, fd, &req, sizeof req, 0, NULL, 0) < 0 ? -1 : 0;
+	const struct nlmsghdr *h;
+	long n = 0;
+
+	l->found = 0;
+	/* The kernel makes each part of a dump as the last is read: it is there at once. */
+	while (!done && (n = syscall(SYS_recvfrom, fd, buf, sizeof buf, MSG_DONTWAIT, NULL, NULL)) > 0) {
+		for (h = (const void *)buf; !done && n >= (long)sizeof *h && h->nlmsg_len >= sizeof *h &&
+		    (long)h->nlmsg_len <= n; h = (const void *)((const char *)h + ALIGN4(h->nlmsg_len))) {
+			done = diag_one(h, a->sun_path, len - offsetof(struct sockaddr_un, sun_path), l);
+			n -= (long)ALIGN4(h->nlmsg_len);
+		}
+	}
+	if (!done && n >= 0)
+		errno = EIO;
+	fd_close(fd);
+	return done > 0 ? 0 : -1;
+}
+
+static int fd_fn(const char *name, void *ctx)
+{
+	struct holder *h = ctx;
+	char p[64], t[NAME_SZ];
+
+	if (PATH(p, "/proc/", h->pid, "/fd/", name) < 0 || link_base(AT_FDCWD, p, t) < 0 || strcmp(t, h->sock))
+		return 0;
+	copy(h->fd, name);
+	return 1;
+}
+
+static int pid_fn(const char *name, void *ctx)
+{
+	struct holder *h = ctx;
+	char p[64];
+
+	if (*name < '0' || *name > '9' || str_len(name) >= sizeof h->pid)
+		return 0;
+	copy(h->pid, name);
+	/* A process whose fds cannot be read (gone meanwhile) is passed over. */
+	return PATH(p, "/proc/", name, "/fd") == 0 && dir_scan(p, fd_fn, h) == 0 && h->fd[0];
+}
+
+/*
+ * The process that holds the socket inode ino: a look at every fd of
+ * every process (root may read them all; dir_scan's openat takes an
+ * absolute path as it is). Its pid, or 0 where none is seen (another
+ * pid namespace, /proc missing).
+ */
+static unsigned holder_find(struct holder *h, unsigned ino)
+{
+	char num[24];
+	unsigned pid = 0;
+	const char *p;
+
+	copy(h->sock, "socket:[");
+	copy(h->sock + 8, num_str(num, ino));
+	copy(h->sock + str_len(h->sock), "]");
+	h->fd[0] = '\0';
+	if (dir_scan("/proc", pid_fn, h) < 0 || !h->fd[0])
+		return 0;
+	for (p = h->pid; *p; p++)
+		pid = pid * 10 + (unsigned)(*p - '0');
+	return pid;
+}
+
+/*
+ * Ends the process that holder_find found holding an equal's socket,
+ * and no other: its pidfd names that process alone, and the socket,
+ * still found through the pid once the pidfd is open, shows that the
+ * pid was not reused meanwhile. SIGTERM: it ends as on any SIGTERM,
+ * handing back what it held; its exit is waited for until `until'.
+ * FREE, or REFUSED, said.
+ */
+static int holder_end(const struct holder *h, unsigned pid, const char *name, long long until)
+{
+	char p[64], t[NAME_SZ];
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0), ret = REFUSED;
+
+	if (fd < 0 || PATH(p, "/proc/", h->pid, "/fd/", h->fd) < 0 || link_base(AT_FDCWD, p, t) < 0 ||
+	    strcmp(t, h->sock)) {
+		/* Gone since the look, or no longer holding the socket: the place may be free. */
+		ret = FREE;
+	} else if (syscall(SYS_pidfd_send_signal, fd, SIGTERM, NULL, 0) < 0) {
+		say(LOG_WARNING, "-f: cannot end the follower at %s (pid %u): %m; not following", name, pid);
+	} else if (!fd_wait(fd, until)) {
+		say(LOG_WARNING, "-f: the follower at %s (pid %u) did not end; not following", name, pid);
+	} else {
+		say(LOG_INFO, "-f: the follower at %s (pid %u) did not answer, and was ended", name, pid);
+		ret = FREE;
+	}
+	fd_close(fd);
+	return ret;
+}
+
+/*
+ * A knock that cannot get in (a queue kept full: EAGAIN), or that an
+ * equal leaves unanswered: who listens there, by the kernel's table and
+ * /proc, and an equal ended. e: the knock's errno.
+ */
+static int knock_past(const struct sockaddr_un *a, socklen_t len, const char *name, long long until, int e)
+{
+	struct listener l;
+	struct holder h;
+	unsigned pid;
+
+	if (listener_of(a, len, &l) < 0) {
+		say(LOG_WARNING, "-f: %s does not answer, and the kernel does not say who listens there: %m; not following",
+		    name);
+		return REFUSED;
+	}
+	/* Bound, not listening: no follower, which listens as it binds. */
+	if (!l.found) {
+		errno = e;
+		say(LOG_WARNING, "-f: %s is held and does not answer: %m; following without it", name);
+		return TAKEN;
+	}
+	pid = holder_find(&h, l.ino);
+	if (l.uid != -1U && !equal(l.uid)) {
+		say(LOG_WARNING, "-f: %s is held by uid %u (pid %u); following without it", name, l.uid, pid);
+		return TAKEN;
+	}
+	if (l.uid == -1U || !pid) {
+		say(LOG_WARNING, "-f: %s does not answer, and who listens there cannot be found; not following", name);
+		return REFUSED;
+	}
+	return holder_end(&h, pid, name, until);
+}
+
 /*
  * Knocks on whatever holds the place: FREE once it was an equal that has
  * ended (or nothing listens: a socket file left by a follower that
- * died), TAKEN otherwise, said. The socket does not block: a holder that
- * never accepts must not hold the newcomer up either.
+ * died), TAKEN by a stranger, REFUSED where an equal may still be there;
+ * said. The socket does not block: a holder that never accepts must not
+ * hold the newcomer up either. An equal has half the time to answer.
  */
-static int knock(const struct sockaddr_un *a, socklen_t len, const char *name)
+static int knock(const struct sockaddr_un *a, socklen_t len, const char *name, long long until)
 {
-	struct timespec ts = { HANDOVER_MS / 1000, HANDOVER_MS % 1000 * 1000000 };
 	int fd = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	struct ucred who;
+	int closed;
 
 	if (syscall(SYS_connect, fd, a, len) < 0) {
 		fd_close(fd);
 		/* A path nobody listens on is ours to replace; an abstract name is not. */
 		if (a->sun_path[0] && errno == ECONNREFUSED)
 			return FREE;
-		say(LOG_WARNING, "-f: %s is held and does not answer: %m; following without it", name);
-		return TAKEN;
+		return knock_past(a, len, name, until, errno);
 	}
 	who = peer_of(fd);
 	if (!equal(who.uid)) {
@@ -166,64 +424,72 @@ static int knock(const struct sockaddr_un *a, socklen_t len, const char *name)
 		return TAKEN;
 	}
 	/* The follower ends as on SIGTERM; its end closes the connection. */
-	(void)syscall(SYS_ppoll, &pfd, 1, &ts, NULL, 0);
+	closed = fd_wait(fd, until - HANDOVER_MS / 2);
 	fd_close(fd);
-	if (pfd.revents)
-		return FREE;
-	say(LOG_WARNING, "-f: another follower keeps its place at %s; following without it", name);
-	return TAKEN;
+	return closed ? FREE : knock_past(a, len, name, until, EAGAIN);
 }
 
 /*
  * Binds and listens at one place (path, or the abstract name where
- * NULL), knocking on what holds it first. The path's file is its
- * owner's alone (umask 077): connecting takes write permission on it,
- * so nobody else may even knock there.
+ * NULL), knocking on what holds it first, until `until'. The path's
+ * file is its owner's alone (umask 077): connecting takes write
+ * permission on it, so nobody else may even knock there. The socket,
+ * or WITHOUT or NOT_FOLLOWING.
  */
-static int place_bind(const char *path)
+static int place_bind(const char *path, long long until)
 {
 	struct timespec nap = { 0, 10000000 };
 	struct sockaddr_un a;
 	socklen_t len;
 	const char *name = path ? path : abstract_name;
-	int fd, i, ok;
+	int fd, got, ok;
 	mode_t mask;
 
 	if (!(len = unix_addr(&a, name, !path))) {
 		say(LOG_WARNING, "-f: %s: longer than %u bytes; no socket there", path, (unsigned)sizeof a.sun_path - 1);
-		return -1;
+		return WITHOUT;
 	}
 	if (path && !dir_trusted(path))
-		return -1;
+		return WITHOUT;
 	fd = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	/* The old follower's end frees an abstract name a moment after its connection closes. */
-	for (i = 0; i < HANDOVER_MS / 10; i++) {
+	for (;;) {
 		mask = umask(077);
 		ok = syscall(SYS_bind, fd, &a, len) == 0;
 		umask(mask);
 		if (ok && syscall(SYS_listen, fd, BACKLOG) == 0)
 			return fd;
-		if (ok || errno != EADDRINUSE)
+		if (ok || errno != EADDRINUSE || now_ms() >= until)
 			break;
-		if (i == 0 && knock(&a, len, name) == TAKEN) {
+		if ((got = knock(&a, len, name, until)) != FREE) {
 			fd_close(fd);
-			return -1;
+			return got == TAKEN ? WITHOUT : NOT_FOLLOWING;
 		}
 		/* Only root (or we) could have made a socket file in a trusted directory. */
 		if (path)
 			(void)syscall(SYS_unlinkat, AT_FDCWD, path, 0);
-		else
-			(void)syscall(SYS_nanosleep, &nap, NULL);
+		/* The old follower's end frees an abstract name a moment after its connection closes. */
+		(void)syscall(SYS_nanosleep, &nap, NULL);
+	}
+	fd_close(fd);
+	/* Held still, after every holder seen has ended: one more may be coming. */
+	if (errno == EADDRINUSE) {
+		say(LOG_WARNING, "-f: %s: %m; not following", name);
+		return NOT_FOLLOWING;
 	}
 	say(LOG_WARNING, "-f: %s: %m; following without it", name);
-	fd_close(fd);
-	return -1;
+	return WITHOUT;
 }
 
-void place_take(const char *path)
+/* Both places, in one HANDOVER_MS: 0, or -1 where the newcomer is not to follow. */
+int place_take(const char *path)
 {
-	place[PATH_PLACE] = path && *path ? place_bind(path) : -1;
-	place[ABSTRACT_PLACE] = place_bind(NULL);
+	long long until = now_ms() + HANDOVER_MS;
+	int p = path && *path ? place_bind(path, until) : WITHOUT;
+	int q = p == NOT_FOLLOWING ? WITHOUT : place_bind(NULL, until);
+
+	place[PATH_PLACE] = p < 0 ? -1 : p;
+	place[ABSTRACT_PLACE] = q < 0 ? -1 : q;
+	return p == NOT_FOLLOWING || q == NOT_FOLLOWING ? -1 : 0;
 }
 
 /* Strangers' knocks not said yet: how many, and the last. */

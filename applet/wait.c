@@ -327,15 +327,15 @@ static void rules_pass(struct pass *ps)
 /*
  * A follower's signals and place, once: in the foreground from the
  * start; with -b (and PID 1) in the child once forked, so that the pid
- * the kernel gives for the socket is the follower's own.
+ * the kernel gives for the socket is the follower's own. -1: it is not
+ * to follow (place.c could not end the follower before it).
  */
-static void follow_start(void)
+static int follow_start(void)
 {
 	if (w.sigfd >= 0)
-		return;
+		return 0;
 	sig_open();
-	if (flag[BG])
-		place_take(w.socket_path);
+	return flag[BG] ? place_take(w.socket_path) : 0;
 }
 
 /* SIGHUP: the rules and the parameters read again, all applied again. */
@@ -381,6 +381,13 @@ static int rules_status(void)
 	return failed || conf.bad;
 }
 
+/* Another follower goes on, which this one could not end: status 1, and nothing more done. */
+static int not_following(void)
+{
+	log_batch(0);
+	return 1;
+}
+
 static int rules_run(void)
 {
 	struct pass ps;
@@ -390,10 +397,10 @@ static int rules_run(void)
 	/*
 	 * A newcomer takes the place before it moves anything, so the
 	 * follower it replaces ends before the two could fight over a
-	 * device.
+	 * device; one that cannot end it does not follow at all.
 	 */
-	if (w.following && !flag[BG])
-		place_take(w.socket_path);
+	if (w.following && !flag[BG] && place_take(w.socket_path) < 0)
+		return not_following();
 	rules_arm(NULL, START);
 	for (;;) {
 		rules_pass(&ps);
@@ -408,7 +415,8 @@ static int rules_run(void)
 				return rules_status();
 		}
 		if (w.following) {
-			follow_start();
+			if (follow_start() < 0)
+				return not_following();
 			/*
 			 * Settled: every rule held, failed or timed out, and the
 			 * place taken. Units ordered after the follower may

@@ -290,6 +290,26 @@ dry_run_beside() {
 	dry_run_beside -f
 }
 
+@test "a newcomer whose follower before it neither answers nor ends (stopped) does not follow beside it: it says so, moves nothing, exits 1, and the SIGTERM it sent ends that follower once it runs again" {
+	nic_followed
+	kill -STOP "$FOLLOW_PID"
+	run_says 1 "drvbind: -f: the follower at $FAKE/follow.sock (pid $FOLLOW_PID) did not end; not following" \
+		fake_ns timeout 10 ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" \
+		-s "$FAKE/follow.sock" -f "pci/$E1000:none"
+	assert_driver pci "$E1000" pci-stub
+	# a supervisor starts the newcomer again (Restart=on-failure, runit,
+	# respawn): by then the follower before it has ended
+	kill -CONT "$FOLLOW_PID"
+	ended "$FOLLOW_PID"
+	wait "$FOLLOW_PID"
+	# the newcomer's knock waited in its queue, and is answered first
+	run cat "$FAKE/follow.out"
+	assert_output_is <<-EOF
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	drvbind: another follower takes over
+	EOF
+}
+
 @test "a follower whose device is removed in the middle of a move says nothing of it, and takes the device added again" {
 	pci_stub_setup
 	# pci-stub's bind happens, then the device is removed (its driver

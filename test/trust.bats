@@ -398,6 +398,111 @@ follow_boot() {
 	[ "$(wc -l <"$FAKE/follow.out")" -eq 3 ]
 }
 
+# flood_place [N]: as nobody, N processes (2) that keep the follower's
+# abstract name's queue of connections full: each connects without
+# waiting, again as soon as the queue has room, and lets its oldest
+# connections go
+flood_place() {
+	local i
+	for ((i = 0; i < ${1:-2}; i++)); do
+		as_nobody perl -MSocket -MFcntl -e '
+			my $a = pack_sockaddr_un("\0drvbind-follow");
+			my @open;
+			for (;;) {
+				socket(my $s, PF_UNIX, SOCK_STREAM, 0) or next;
+				fcntl($s, F_SETFL, O_NONBLOCK);
+				# full: a millisecond for the follower to take some
+				connect($s, $a) or $!{EAGAIN} && select(undef, undef, undef, 0.001);
+				push @open, $s;
+				shift @open while @open > 64;
+			}' </dev/null >/dev/null 2>&1 3>&- &
+		echo "$!" >>"$FAKE/pids"
+	done
+}
+
+# queue_full PID: the abstract name's queue (ss: Recv-Q of the listener)
+# holds as many connections as its backlog (Send-Q), within 5 s and
+# while the follower PID lives
+queue_full() {
+	local i
+	local -a w
+	for ((i = 0; i < 500; i++)); do
+		while read -r -a w; do
+			[[ ${w[4]-} == @drvbind-follow ]] && ((w[2] >= w[3])) && return 0
+		done < <(fake_ns ss -xlnH)
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.01
+	done
+	echo "the queue of @drvbind-follow never filled; the follower said:"
+	cat "$FAKE/follow.out"
+	return 1
+}
+
+# cont_on_term PID: in the background, SIGCONT to the stopped process PID
+# once a SIGTERM waits for it (ShdPnd of its status, bit 15), or after
+# 5 s without one
+cont_on_term() {
+	(
+		for ((i = 0; i < 500; i++)); do
+			while read -r k v; do
+				[[ $k == ShdPnd: ]] && ((0x$v & 0x4000)) && break 2
+			done <"/proc/$1/status"
+			sleep 0.01
+		done
+		kill -CONT "$1"
+	) </dev/null >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$FAKE/pids"
+}
+
+# In odd rounds the follower is stopped, as one busy elsewhere: the flood
+# fills its queue, so the newcomer's knock cannot get in (EAGAIN), and
+# the follower runs again once the newcomer's SIGTERM waits for it. In
+# even rounds it runs, and the knock gets in or not as the flood has it.
+@test "as nobody, a flood that keeps the abstract name's queue full keeps no root newcomer out: 20 times out of 20 the follower before it has ended when its first pass is over, and it alone follows" {
+	pci_stub_setup
+	follow -s "" "pci/$E1000:pci-stub"
+	follow_placed
+	flood_place
+	queue_full "$FOLLOW_PID"
+	signalled=0
+	for ((i = 1; i <= 20; i++)); do
+		prev=$FOLLOW_PID
+		mv "$FAKE/follow.out" "$FAKE/prev.out"
+		drv=none
+		((i % 2)) || drv=pci-stub
+		if ((i % 2)); then
+			kill -STOP "$prev"
+			queue_full "$prev"
+			cont_on_term "$prev"
+		fi
+		follow -s "" "pci/$E1000:$drv"
+		if ! ended "$prev" 1; then
+			echo "round $i: the follower $prev goes on beside $FOLLOW_PID; they said:"
+			kill -CONT "$prev"
+			cat "$FAKE/prev.out" "$FAKE/follow.out"
+			false
+		fi
+		wait "$prev"
+		follow_placed
+		until_driver pci "$E1000" "$drv"
+		if grep -e 'without it' -e 'not following' "$FAKE/follow.out"; then
+			echo "round $i"
+			false
+		fi
+		grep -q 'did not answer, and was ended$' "$FAKE/follow.out" && ((++signalled))
+	done
+	echo "# $signalled of 20 newcomers could not knock, and ended the follower by a signal" >&3
+	((signalled >= 10))
+	queue_full "$FOLLOW_PID"
+	# one follower: a replug is moved once, to the last newcomer's driver
+	: >"$FAKE/log"
+	nic_replugged pci-stub
+	idle
+	[ "$(grep -c "pci-stub/bind" "$FAKE/log")" -eq 1 ]
+	follow_end
+	[ "$FOLLOW_STATUS" -eq 0 ]
+}
+
 @test "as nobody, the follower's path socket cannot even be connected to" {
 	pci_stub_setup
 	follow -s "$PUBLIC/follow.sock" "pci/$E1000:pci-stub"
