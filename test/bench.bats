@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
 # make bench in its smoke mode (test/bench/bench.sh -q: one round, 1 and
-# 2 rules, 2 s waits, 3 replugs, no QEMU), once for the file, so that the
+# 2 rules, 2 s waits, 3 replugs, a set of 8, 300 plugs at 150 ports, no
+# QEMU), once for the file, so that the
 # benchmark cannot rot: every tool must really do the job on the fake
 # kernel and every table and chart must come out filled. The figures
 # themselves are not checked here: on a shared machine they are noise.
@@ -37,12 +38,13 @@ rows() {
 	[ "$output" = 0 ]
 }
 
-@test "the smoke run prints the eight figures and the targets, and writes the same tables" {
+@test "the smoke run prints the nine figures and the targets, and writes the same tables" {
 	results
 	for h in "### 1. Footprint" "### 2. System calls" "### 3. Instructions" \
 		"### 4. Wall time" "### 5. Appear-to-bound latency" \
 		"### 6. Cost of waiting" "### 7. Keeping a rule across replugs" \
-		"### 8. A set of 8 functions in one IOMMU group" "### Targets"; do
+		"### 8. A set of 8 functions in one IOMMU group" \
+		"### 9. A lockdown through a plug storm" "### Targets"; do
 		grep -qF "$h" "$BATS_FILE_TMPDIR/stdout" || { echo "stdout lacks $h"; return 1; }
 		grep -qF "$h" "$R" || { echo "RESULTS.md lacks $h"; return 1; }
 	done
@@ -154,4 +156,23 @@ rows() {
 	sed -n "/^## drvbind's system calls for one replug, following/,/^## /p" "$R" >"$BATS_FILE_TMPDIR/replug"
 	grep -qE '^    write\([0-9]+, "0000:01:00.0", 12\) += 12$' "$BATS_FILE_TMPDIR/replug"
 	tail -1 "$BATS_FILE_TMPDIR/replug" | grep -q '^    ppoll(.*<detached \.\.\.>$'
+}
+
+@test "a lockdown through a plug storm holds every plug of the stick and every interface past the set's limits, and the follower's RSS, address space and open files stay the same" {
+	results
+	awk 'index($0, "### 9. A lockdown through a plug storm") == 1 { on = 1; next } on && /^#/ { exit } on' "$R" \
+		>"$BATS_FILE_TMPDIR/lockdown"
+	cat "$BATS_FILE_TMPDIR/lockdown"
+	grep -qx '| one stick at 150 ports in turn | 300 | 300 of 300 |' "$BATS_FILE_TMPDIR/lockdown"
+	grep -qx '| 4 devices of 32 interfaces at once | 128 | 128 of 128 |' "$BATS_FILE_TMPDIR/lockdown"
+	grep -qF 'the set was full (its line "more than N devices; held all the same") 0 times' "$BATS_FILE_TMPDIR/lockdown"
+	grep -qF 'The follower said a hold for 300 of the 300 plugs.' "$BATS_FILE_TMPDIR/lockdown"
+	grep -qE 'Time per plug, .*: [0-9.]+ ms, the 300 in [0-9]+ s\.' "$BATS_FILE_TMPDIR/lockdown"
+	# started, after a round of the ports, after the storm, after the 128:
+	# the RSS the same through the storm, the rest from start to end
+	awk -F' [|] ' '$1 == "| RSS KiB (VmRSS)" { r = $3 == $4 && $4 ~ /^[0-9]+$/ }
+		$1 == "| address space KiB (VmSize)" || $1 == "| open files" {
+			sub(/ [|]$/, "", $5); s += $2 == $3 && $3 == $4 && $4 == $5 && $2 ~ /^[0-9]+$/ }
+		END { exit !(r && s == 2) }' "$BATS_FILE_TMPDIR/lockdown"
+	[ "$(grep -c '^| lockdown: .* | met |$' "$R")" -eq 2 ]
 }

@@ -5,13 +5,14 @@
 # and a hand-written boot script (script.sh), on one fake kernel, and on
 # the real kernel under QEMU where a peer can run in a test initramfs;
 # drvbind's follower through replugs beside driverctl's path for them
-# (follow.sh); and a set of functions in one IOMMU group taken by one
-# rule, beside vfio-pci-bind's procedure and driverctl (sets.sh).
+# (follow.sh); a set of functions in one IOMMU group taken by one
+# rule, beside vfio-pci-bind's procedure and driverctl (sets.sh); and a
+# follower's lockdown of USB storage through a plug storm (lockdown.sh).
 #
 #   test/bench/bench.sh [-q] [-o DIR]     (as root)
 #
 # -q  smoke run (make check): one round, 1 and 2 rules, 2 s waits, 3
-#     replugs, a set of 8, no QEMU
+#     replugs, a set of 8, 300 plugs at 150 ports, no QEMU
 # -o  where RESULTS.md and the charts go (default test/bench/)
 #
 # Every tool sees the same FUSE fake kernel (test/fake/fakesys.c) mounted
@@ -425,6 +426,16 @@ fi
 # a smoke run's set is small: driverctl runs bash and its tools for each
 # device, under valgrind too
 if ((quick)); then set_bench 8 1; else set_bench 64 "$rounds"; fi
+
+# shellcheck source=test/bench/lockdown.sh
+. "$top/test/bench/lockdown.sh"
+# more ports than the table has places, even in a smoke run: a follower
+# that kept the places of the sticks gone would fill it
+if ((quick)); then
+	lockdown_bench 300 150
+else
+	lockdown_bench "${BENCH_PLUGS:-10000}" 1000
+fi
 
 [[ $(cksum <"$BIN") == "$bin_sum" ]] || echo "${bin_sum##* } $(stat -c %s "$BIN")" >"$data/rebuilt"
 

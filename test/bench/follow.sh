@@ -34,12 +34,14 @@ fload() {
 	: >"$live/back/.fake_ctl"
 }
 
-# fstart CMD...: a follower in the background, in FPID, once its first
-# pass is over (its signalfd is open) and it is idle. It starts with
+# fstart_with CHECK CMD...: a follower in the background, in FPID, once
+# its first pass is over (its signalfd is open) and CHECK, a function,
+# says it is done (fon: idle, the device on vfio-pci). It starts with
 # stdin, stdout and stderr alone, as a service manager starts it: its
 # files are then its own.
-fstart() {
-	local f
+fstart_with() {
+	local f check=$1
+	shift
 	(
 		for f in /proc/"$BASHPID"/fd/*; do
 			f=${f##*/}
@@ -50,10 +52,15 @@ fstart() {
 	FPID=$! FINO=
 	wait_signalfd "$FPID" 3000
 	# the uevent socket
-	FINO=$(fake_nlsock "$FPID") && fon && return 0
+	FINO=$(fake_nlsock "$FPID") && "$check" && return 0
 	fail "follow: no follower started: $*"
 	fstop
 	return 1
+}
+
+# fstart CMD...: fstart_with fon
+fstart() {
+	fstart_with fon "$@"
 }
 
 # fidle: without a fork, the follower sleeps in ppoll() with nothing

@@ -57,6 +57,29 @@ rest() { fmt "$(fol rest "$1")" %s; }
 # A tool's line is "TOOL CALLS INSTRUCTIONS"; a wall time's, "wall TOOL NS", as long.
 setf() { [[ -f $data/sets ]] && awk -v t="$1" -v c="$2" 'NF == 3 && $1 == t { print $c; exit }' "$data/sets"; }
 setw() { [[ -f $data/sets ]] && awk -v t="$1" '$1 == "wall" && $2 == t { print $3 / 1e6 }' "$data/sets" | median; }
+# lkd KEY COLUMN: a figure of the lockdown's run (lockdown.sh), or empty
+lkd() { [[ -f $data/lockdown ]] && awk -v k="$1" -v c="$2" '$1 == k { print $c; exit }' "$data/lockdown"; }
+# lkr FIGURE POINT: the follower's RSS (1), address space (2) or open
+# files (3) at its start (0), after a round of the ports (1), after the
+# storm (2), after the wide devices (3)
+lkr() { fmt "$(lkd rest $((2 + 3 * $2 + $1 - 1)))" %s; }
+# the lockdown's checks, 1 where met: every plug held, the set never full
+# in the storm, one hold said a plug; the wide devices' interfaces held;
+# the RSS from the storm's first round to its last, the address space
+# and the open files from the start to the end, the same
+lk_held_ok() {
+	awk -v n="$(lkd storm 2)" -v ok="$(lkd storm 4)" -v over="$(lkd storm 6)" -v said="$(lkd storm 7)" \
+		-v w="$(lkd wide 2)" -v per="$(lkd wide 3)" -v wok="$(lkd wide 4)" \
+		'BEGIN { exit !(n > 0 && ok == n && over == 0 && said == n && w * per > 0 && wok == w * per) }'
+}
+lk_flat_ok() {
+	local f
+	[[ $(lkr 1 1) == "$(lkr 1 2)" && $(lkr 1 1) != n/a ]] || return 1
+	for f in 2 3; do
+		[[ $(lkr "$f" 0) == "$(lkr "$f" 2)" && $(lkr "$f" 2) == "$(lkr "$f" 3)" && $(lkr "$f" 0) != n/a ]] || return 1
+	done
+}
+
 # the set's tools, in the order sets.sh measured them
 set_tools=$([[ -f $data/sets ]] && awk 'NF == 3 && $1 != "wall" { print $1 }' "$data/sets")
 
@@ -211,6 +234,28 @@ tables() {
 		echo "| $t | $(fmt "$(setf "$t" 2)" %s) | $(ratio "$(setf "$t" 2)" "$(setf drvbind-set 2)") | $(fmt "$(setf "$t" 3)" %s) | $(ratio "$(setf "$t" 3)" "$(setf drvbind-set 3)") | $(fmt "$(setw "$t")" %.2f) | $(ratio "$(setw "$t")" "$(setw drvbind-set)") |"
 	done
 	echo
+
+	local ln lp lw lper
+	ln=$(lkd storm 2) lp=$(lkd storm 3) lw=$(lkd wide 2) lper=$(lkd wide 3)
+	echo "### 9. A lockdown through a plug storm (drvbind -f usb/*,bInterfaceClass=08:none)"
+	echo
+	echo "A follower of \`usb/*,bInterfaceClass=08:none\` (every USB mass-storage interface held: no driver, authorized 0), whose set has 64 places in a table of 128, on the fake kernel. Every device below was in the tree, on its drivers, and unplugged before the follower started. The storm: one stick (0781:5567, one interface of class 08) plugged ${ln:-N} times, port after port at ${lp:-P} ports (1-1 to 1-${lp:-P}), each plug the fake kernel's own (\`.fake_ctl\` replug of the device, then of its interface: the add uevents, the generic usb driver and usb-storage bound by the probes, their bind uevents); the follower let finish (it sleeps in ppoll() with nothing left on its uevent socket); the interface checked held; then the fake kernel's unplug (the interface, then the device: unbind and remove uevents). Then ${lw:-N} devices of ${lper:-N} such interfaces each plugged at once, every replug made without a wait for the follower between them: $((${lw:-0} * ${lper:-0})) interfaces, past the set's 64 places and the table's 128, each checked held."
+	echo
+	echo "| lockdown | plugs | held (no driver, authorized 0) |"
+	echo "|---|---:|---:|"
+	echo "| one stick at ${lp:-?} ports in turn | ${ln:-n/a} | $(fmt "$(lkd storm 4)" %s) of ${ln:-?} |"
+	echo "| ${lw:-?} devices of ${lper:-?} interfaces at once | $((${lw:-0} * ${lper:-0})) | $(fmt "$(lkd wide 4)" %s) of $((${lw:-0} * ${lper:-0})) |"
+	echo
+	echo "In the storm the set was full (its line \"more than N devices; held all the same\") $(fmt "$(lkd storm 6)" %s) times: the place in the table of a member whose device has gone is given back. The follower said a hold for $(fmt "$(lkd storm 7)" %s) of the ${ln:-?} plugs. Time per plug, the fake kernel's replug and unplug, the follower's work and the check together (for information: a FUSE fake on a shared machine): $(fmt "$(div "$(lkd storm 5)" "$((${ln:-0} * 1000))" %.2f)" %s) ms, the ${ln:-?} in $(fmt "$(div "$(lkd storm 5)" 1000000 %.0f)" %s) s."
+	echo
+	echo "The follower's memory is its static image (no heap, no mmap); a page of it counts in its RSS from the first time it is touched: the first hold touches a page of stack, the set's first fill the places of its members in the table. What must not move: the RSS from the storm's first round of the ports to its end, the address space and the open files from its start to the end."
+	echo
+	echo "| the follower | started | after ${lp:-?} plugs (a round of the ports) | after ${ln:-?} plugs | after the $((${lw:-0} * ${lper:-0})) |"
+	echo "|---|---:|---:|---:|---:|"
+	echo "| RSS KiB (VmRSS) | $(lkr 1 0) | $(lkr 1 1) | $(lkr 1 2) | $(lkr 1 3) |"
+	echo "| address space KiB (VmSize) | $(lkr 2 0) | $(lkr 2 1) | $(lkr 2 2) | $(lkr 2 3) |"
+	echo "| open files | $(lkr 3 0) | $(lkr 3 1) | $(lkr 3 2) | $(lkr 3 3) |"
+	echo
 }
 
 # target NAME MEASURED OK
@@ -264,6 +309,10 @@ targets() {
 		done
 	done
 	echo "| set of $(sed -n 1p "$data/sets" 2>/dev/null): either rule takes fewer calls, fewer instructions and less time than vfio-pci-bind's procedure and driverctl | ${seen%; } | $([[ $less == yes ]] && echo met || echo MISSED) |"
+	local ln lw lper
+	ln=$(lkd storm 2) lw=$(lkd wide 2) lper=$(lkd wide 3)
+	echo "| lockdown: every plug of ${ln:-?} at $(lkd storm 3) ports and every one of the ${lw:-?} x ${lper:-?} interfaces held, the set never full in the storm | $(lkd storm 4) of ${ln:-?}, $(lkd wide 4) of $((${lw:-0} * ${lper:-0})), full $(lkd storm 6) times | $(lk_held_ok && echo met || echo MISSED) |"
+	echo "| lockdown: the follower's RSS the same from the storm's first round to its end, its address space and open files from its start to the end | RSS $(lkr 1 1) -> $(lkr 1 2) KiB, address space $(lkr 2 0) -> $(lkr 2 3) KiB, files $(lkr 3 0) -> $(lkr 3 3) | $(lk_flat_ok && echo met || echo MISSED) |"
 }
 
 charts() {
@@ -343,6 +392,7 @@ charts
 	echo "- Waiting: \`benchrun -w\` with a rule for a device that never comes and a ${wait_s} s timeout."
 	echo "- Keeping a rule across replugs (test/bench/follow.sh): the fake kernel's own unplug and replug (test/fake/fakesys.c, .fake_ctl), the follower let finish each step (it sleeps in ppoll() with nothing left on its uevent socket) before the next; the follower is started with stdin, stdout and stderr alone, as a service manager starts it, so that the files it holds are its own. driverctl runs as systemd would run it: \`env -i PATH=... driverctl load-override pci/DEV\`, stdin /dev/null, /etc/driverctl.d a tmpfs of the namespace."
 	echo "- A device set (test/bench/sets.sh): the tree and the command lines are in its section below."
+	echo "- A lockdown through a plug storm (test/bench/lockdown.sh): the follower is started as in the replugs above; the tree of the storm's sticks and the wide devices is laid out as test/helper.bash's fake_device lays out a device, checked against it, in one process (fake_device forks a dozen times a device)."
 	echo "- usbip's libudev refuses a /sys that is not sysfs by its magic number: it runs with LD_PRELOAD=build/test/sysfsmagic.so, which makes statfs say sysfs for the FUSE mount and changes nothing else. driverctl calls /sbin/modprobe unless /sys/module/DRIVER exists (the module of vfio-pci is vfio_pci): in the namespace /usr/sbin/modprobe is /bin/true, in driverctl's favour."
 	echo "- The fake lets the kernel keep the names it has looked up, as the kernel keeps sysfs's dentries; every open, read, write and link read still reaches it by path, and link targets, attributes and missing names are never kept (test/fake/fakesys.c, fs_init). Each operation that reaches it is a round trip to a user-space process, tens of µs on this machine where sysfs in the kernel takes well under one: a tool made of sysfs operations alone, as drvbind and the script are, pays that in full; one that starts interpreters and programs mostly pays for those."
 	echo "- drvbind waits on the uevent socket alone, on the fake kernel as on the real one: it re-scans every 250 ms (applet/wait.c, RESCAN_MS) only for a root given with -r or without a uevent socket."
