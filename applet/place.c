@@ -273,6 +273,8 @@ static int listener_of(const struct sockaddr_un *a, socklen_t len, struct listen
 	long n = 0;
 
 	l->found = 0;
+	l->ino = 0;
+	l->uid = -1U;
 	/* The kernel makes each part of a dump as the last is read: it is there at once. */
 	while (!done && (n = syscall(SYS_recvfrom, fd, buf, sizeof buf, MSG_DONTWAIT, NULL, NULL)) > 0) {
 		for (h = (const void *)buf; !done && n >= (long)sizeof *h && h->nlmsg_len >= sizeof *h &&
