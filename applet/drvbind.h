@@ -105,6 +105,7 @@ struct rule {
 	int in_set;		/* a member of the set at rules[in_set - 1], or 0 */
 	int listed;		/* -l listed its device (list.c): not absent */
 	int spare;		/* a device a none set has no room for: one look, nothing kept open */
+	int ovr_read;		/* ovr read by this run's first look */
 	struct fail refused;	/* the refusal it waits on, said at the deadline */
 	long long new_id_until;	/* FOR_NEW_ID until then; 0: not waited for */
 	long long until;	/* the rule's deadline */

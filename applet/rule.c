@@ -693,13 +693,17 @@ static void rule_look(struct rule *r)
 	r->hold = hold_open(r, "driver_override", hold_path) ? OVERRIDE :
 	    usb_intf(r) && hold_open(r, "authorized", hold_path) ? AUTHORIZED : UNHELD;
 	/*
-	 * Kept for the rollback, until the hold changes it; "(null)" is the
-	 * kernel's word for unset. A hold that cannot be read reads "".
+	 * Kept for the rollback, as the run's first look finds it: later
+	 * looks may find the rule's own value, and a device plugged anew
+	 * has its own. "(null)" is the kernel's word for unset, which the
+	 * rollback writes back as "". A hold that cannot be read reads "".
 	 */
 	if (look.hold < 0 || fd_get(look.hold, hold_val, sizeof hold_val) < 0)
 		hold_val[0] = '\0';
-	else if (!r->held && strcmp(hold_val, "(null)"))
-		copy(r->ovr, hold_val);
+	if (!r->ovr_read) {
+		copy(r->ovr, strcmp(hold_val, "(null)") ? hold_val : "");
+		r->ovr_read = 1;
+	}
 	if (r->none && !r->hold)
 		rule_watch(r, cur);
 	else if (drv_open(r, cur, hold_path) == 0)
@@ -717,7 +721,7 @@ __attribute__((noinline)) void rule_arm(struct rule *r, long long until)
 {
 	r->state = WAITING;
 	r->wait = FOR_DEVICE;
-	r->held = r->asked = r->looked = r->busid = r->gone = 0;
+	r->held = r->asked = r->looked = r->busid = r->gone = r->ovr_read = 0;
 	r->refused.step = NO_STEP;
 	r->new_id_until = 0;
 	r->id[0] = r->orig[0] = '\0';

@@ -491,3 +491,18 @@ dry_run_beside() {
 	devices/pci0000:00/0000:00:1d.7/usb1/1-3/1-3:1.0/authorized 0 -> ok
 	EOF
 }
+
+@test "a follower rolls a replugged device back to the override it had, not to the override of the device it replaced" {
+	pci_setup match=*
+	echo e1000 >"$FAKE/back/$E1000_DEV/driver_override"
+	follow "pci/$E1000:vfio-pci"
+	until_driver pci "$E1000" vfio-pci
+	fake_fault bus/pci/drivers/vfio-pci/bind EIO
+	nic_replugged e1000
+	idle
+	[ "$(cat "$SYS/$E1000_DEV/driver_override")" = "(null)" ]
+	follow_said <<-EOF
+	drvbind: pci/$E1000: e1000 -> vfio-pci
+	drvbind: pci/$E1000: e1000 -> vfio-pci failed at bind: I/O error; back on e1000
+	EOF
+}
