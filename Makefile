@@ -84,7 +84,7 @@ TINY_LDFLAGS = -static -no-pie -nostartfiles -Wl,--gc-sections -Wl,--build-id=no
 
 # Bottom-up, as applet/drvbind.h lists them.
 SRC  = applet/mem.c applet/parse.c applet/log.c applet/sysfs.c applet/trust.c applet/proc.c \
-       applet/conf.c applet/device.c applet/rule.c applet/set.c applet/place.c applet/notify.c \
+       applet/conf.c applet/device.c applet/move.c applet/rule.c applet/set.c applet/place.c applet/notify.c \
        applet/wait.c applet/list.c applet/pid1.c applet/main.c
 HDR  = applet/drvbind.h applet/parse.h
 

@@ -68,7 +68,7 @@ void members_reap(void)
 	struct rule *r, *to = rules;
 
 	for (r = rules; r < rules + conf.nrules; r++) {
-		if (r->in_set && r->gone)
+		if (r->in_set && r->run.gone)
 			continue;
 		if (to != r)
 			*to = *r;
@@ -95,11 +95,9 @@ static void rule_add(const char *text, const char *where)
 	}
 	if (!r)
 		r = &rules[conf.nrules++];
-	memset(r, 0, sizeof *r);
-	r->s = sp;
-	copy(r->bus, sp.bus);
 	/* Its s.drv still reads "none", for the messages and driver_override. */
-	r->none = !strcmp(sp.drv, "none");
+	*r = (struct rule){ .s = sp, .none = !strcmp(sp.drv, "none") };
+	copy(r->bus, sp.bus);
 }
 
 /* One drvbind parameter, from the command line or the config file. */

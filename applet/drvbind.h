@@ -7,8 +7,26 @@
  * Every global has one owner, the file named above it, and only that
  * file writes it; a file's own state is static in it. The rules are
  * conf.c's: it makes them and keeps their number and order; their
- * procedure (rule.c, set.c, wait.c, and device.c's dev_find) writes
- * the fields that say how it goes, and -l (list.c) their `listed'.
+ * procedure (rule.c, set.c, wait.c) writes their run and report,
+ * move.c what a move changed, and -l (list.c) their `listed'.
+ *
+ * Words with one meaning each:
+ *   look    one reading of a device, and what its rule does about it
+ *           (struct look, rule_look); a set's look finds its members
+ *   hold    the attribute that keeps other drivers away (driver_override
+ *           or authorized); held: the rule wrote it, and it stays
+ *   move    a device's change of driver: unbind, bind, verify (move.c)
+ *   arm     start a rule's run over from its first step (rule_arm)
+ *   settle  a set's end: its one line, or its members taken back
+ *   store   one write() of a value to an attribute; write: one by path
+ *   step    one of drvbind(8)'s numbered steps; op: one operation of a
+ *           move that can fail, as its messages name it
+ *
+ * How a function fails: it returns -1, and errno says why (SHORT_WRITE
+ * and ELSEWHERE below where errno has no word); the parsers, which make
+ * words, not errnos, give theirs through a `why' argument. A function
+ * with more outcomes than that returns a named enum; one that answers a
+ * question returns 1 or 0.
  */
 #ifndef DRVBIND_H
 #define DRVBIND_H
@@ -61,59 +79,88 @@ enum wait {
 };
 
 /*
- * What keeps other drivers from a device: driver_override (PCI,
- * platform, AMBA, SPI, ...), or a USB interface's authorized (Linux 4.4
- * on); a bus with neither has only a watch.
+ * The attribute that keeps other drivers from a device: driver_override
+ * (PCI, platform, AMBA, SPI, ...), or a USB interface's authorized
+ * (Linux 4.4 on). A bus with neither has NO_HOLD_ATTR: only a watch.
  */
-enum hold { UNHELD, OVERRIDE, AUTHORIZED };
+enum hold_attr { NO_HOLD_ATTR, OVERRIDE, AUTHORIZED };
 
-/* The steps of a rule's move that can fail, as its messages name them. */
-enum step { NO_STEP, STEP_HOLD, STEP_LINK, STEP_UNBIND, STEP_MATCH_BUSID, STEP_BIND, STEP_NEW_ID, STEP_VERIFY };
+/* The operations of a move that can fail, as its messages name them. */
+enum op { NO_OP, OP_HOLD, OP_LINK, OP_UNBIND, OP_MATCH_BUSID, OP_BIND, OP_NEW_ID, OP_VERIFY };
 
 /*
- * Why a step failed, where errno has no word: past every errno the
- * kernel answers (below 4096), so the two never meet.
+ * Why an operation failed, where errno has no word: past every errno
+ * the kernel answers (below 4096), so the two never meet. Like errno's,
+ * they come in errno.
  */
 enum {
 	SHORT_WRITE = 4096,	/* the store took part of the value */
 	ELSEWHERE,		/* verify: the device is on another driver, or none */
 };
 
-/* A failed step: which, and the errno its call answered (or the above). */
+/* A failed operation: which, and the errno its call answered (or the above). */
 struct fail {
-	enum step step;
+	enum op op;
 	int err;
 };
 
 /*
- * One rule: what was written (s, and none), and how its procedure goes
- * (rule.c). The small fields first: x86-64 reaches the first 128 bytes
- * with one-byte offsets.
+ * A rule's run: from rule_arm, which starts it over in one assignment,
+ * to DONE or FAILED. Its procedure (rule.c, set.c) writes it; move.c
+ * records in it what a move changed, for the rollback.
  */
-struct rule {
+struct run {
 	enum state state;
 	enum wait wait;		/* while WAITING */
-	enum hold hold;		/* what can hold the device, found at the look */
-	int none;		/* the driver is "none": unbound, and kept so */
+	enum hold_attr hold;	/* what can hold the device, found at the look */
 	int held;		/* the hold written: other drivers are kept away */
 	int asked;		/* modprobe asked for the driver */
 	int looked;		/* a set looked at since armed: its failed members armed again */
 	int busid;		/* "add DEVICE" written to usbip-host's match_busid */
-	int said;		/* its outcome said: looking again, say what changes only */
-	int absent_ok;		/* its device absent at the deadline is no failure */
 	int gone;		/* -f saw its device go: not in its set's line */
-	int in_set;		/* a member of the set at rules[in_set - 1], or 0 */
-	int listed;		/* -l listed its device (list.c): not absent */
-	int spare;		/* a device a none set has no room for: one look, nothing kept open */
-	int ovr_read;		/* ovr read by this run's first look */
+	int ovr_read;		/* ovr read by the run's first look */
 	struct fail refused;	/* the refusal it waits on, said at the deadline */
 	long long new_id_until;	/* FOR_NEW_ID until then; 0: not waited for */
-	long long until;	/* the rule's deadline */
+	long long until;	/* the run's deadline */
 	char id[32];		/* the id taught through new_id, for the message */
-	struct spec s;
-	char bus[NAME_SZ];	/* s.bus, or the bus the device was found on */
 	char orig[NAME_SZ];	/* driver before the first change, "" for none */
-	char ovr[NAME_SZ];	/* the hold's value before the first change */
+	char ovr[NAME_SZ];	/* the hold's value before the first change, "" unset */
+};
+
+/* What a rule has said, and what it need not say. */
+struct report {
+	int said;		/* its outcome said: looking again, say what changes only */
+	int absent_ok;		/* its device absent at the deadline is no failure */
+	int news;		/* moved or held anew since its set's line: a member's news, for the set */
+	int listed;		/* -l listed its device (list.c): not absent */
+};
+
+/*
+ * One rule: what was written (s, none), where its device is, its run
+ * and its report. A set's member (in_set) is a rule of its own, made by
+ * its set from the set's (conf.c's member_new).
+ */
+struct rule {
+	struct spec s;
+	int none;		/* the driver is "none": unbound, and kept so */
+	int in_set;		/* a member of the set at rules[in_set - 1], or 0 */
+	int spare;		/* a device a none set has no room for: one look, nothing kept open */
+	char bus[NAME_SZ];	/* s.bus, or the bus the device was found on */
+	struct run run;
+	struct report rep;
+};
+
+/*
+ * One look at one device (rule.c): the device, by its bus and bus id,
+ * and the files the look has open, each -1 while not: the device's
+ * directory, which proves it is there and from which its driver link
+ * and hold are one step; its hold, read and then written; its driver's
+ * bind, found and then written. A look with nothing open goes by path.
+ */
+struct look {
+	const char *bus, *dev;
+	int dir, hold, bind;
+	char hold_path[PATH_SZ];	/* the hold's path, for its messages */
 };
 
 /* main.c: the flags -b -l -n -q -v -f set, in the order of `opts' there. */
@@ -149,7 +196,6 @@ int path_join(char *p, size_t size, ...);
 #define PATH(p, ...) path_join(p, sizeof p, __VA_ARGS__, (const char *)0)
 int sys_open(const char *path, int flags);
 int sys_exists(const char *path);
-enum { STORE_SHORT = -2 };
 int attr_store(int fd, const char *path, const char *val);
 int attr_write(const char *path, const char *val);
 int fd_get(int fd, char *buf, size_t size);
@@ -196,29 +242,51 @@ struct rule *rule_find(const char *bus, const char *dev);
 struct rule *member_new(const struct rule *p, int idx, const char *dev);
 void members_reap(void);
 
-/* device.c */
+/* device.c: a device is a look's (its bus and bus id), or named by them. */
 int node_path(char *p, const char *bus, const char *kind, const char *name, const char *attr);
-int dev_path(char *p, const struct rule *r, const char *attr);
-int node_store(const char *bus, const char *kind, const char *name, const char *attr, const char *val, int fd);
-int drv_has(const struct rule *r, const char *drv, const char *attr);
-int dev_has(const struct rule *r, const char *attr);
-int dev_driver(int dirfd, const char *bus, const char *dev, char *drv);
-int dev_write(const struct rule *r, const char *attr, const char *val);
-int drv_store(const struct rule *r, const char *drv, const char *attr, const char *val, int fd);
-int drv_write(const struct rule *r, const char *drv, const char *attr, const char *val);
-int dev_find(struct rule *r);
-int dev_id(const struct rule *r, char *id, size_t size);
-void drv_request(struct rule *r);
+int dev_path(char *p, const struct look *lk, const char *attr);
+int dev_there(const struct look *lk);
+int dev_driver(const struct look *lk, char *drv);
+int dev_write(const struct look *lk, const char *attr, const char *val);
+int dev_id(const struct look *lk, char *id, size_t size);
+int drv_has(const struct look *lk, const char *drv, const char *attr);
+int drv_write(const struct look *lk, const char *drv, const char *attr, const char *val);
+int drivers_probe(const struct look *lk);
+int bus_find(const char *dev, char found[2][NAME_SZ]);
+void drv_request(const char *drv);
+
+/*
+ * move.c: a move of the looked-at device for rule r, and its rollback.
+ * BACK, to where the device was (the rollback, a watch); the rule's
+ * OWN move, where match_busid and new_id apply; or OVERRIDDEN, its own
+ * move over an override, which matches whatever the ids (so no new_id).
+ */
+enum how { BACK, OWN, OVERRIDDEN };
+struct move {
+	const char *to;		/* the driver, "" for none */
+	enum how how;
+	char cur[NAME_SZ];	/* the driver at the last read of the link */
+	struct fail f;		/* where it failed */
+};
+const char *hold_name(enum hold_attr attr);
+const char *op_name(const struct rule *r, enum op op);
+int fail(struct fail *f, enum op op);
+int drv_registering(const struct fail *f);
+int teachable(const struct look *lk, const struct rule *r);
+int dev_move(struct look *lk, struct rule *r, struct move *m);
+int rollback(struct look *lk, struct rule *r, struct fail *f);
+void none_kept(const struct rule *r, const struct look *lk, char *back, size_t size);
 
 /* rule.c */
 void rule_arm(struct rule *r, long long until);
-void rule_step(struct rule *r);
+void rule_look(struct rule *r);
+int rule_there(struct rule *r);
 void rule_expire(struct rule *r);
 void rule_undo(struct rule *r);
 
 /* set.c */
 int set_match(const struct rule *p, const char *dev, int *group);
-void set_step(struct rule *p);
+void set_look(struct rule *p);
 int set_settle(struct rule *p, long long now);
 
 /* place.c: the follower's sockets (PLACES of them), for ppoll. */

@@ -39,6 +39,7 @@ static void list_dev(const char *bus, const char *dev)
 {
 	char drv[NAME_SZ], ovr[NAME_SZ], auth[NAME_SZ];
 	struct rule *r = rule_find(bus, dev), *p;
+	struct look lk = { .bus = bus, .dev = dev, .dir = -1, .hold = -1, .bind = -1 };
 	unsigned i;
 	int o, a;
 
@@ -49,13 +50,13 @@ static void list_dev(const char *bus, const char *dev)
 
 	put_dev(bus, dev);
 	put_c(' ');
-	put_val(dev_driver(-1, bus, dev, drv) < 0 ? "?" : drv_or_none(drv));
+	put_val(dev_driver(&lk, drv) < 0 ? "?" : drv_or_none(drv));
 	for (i = 0; i < sizeof ids / sizeof *ids; i++)
 		(void)list_attr(bus, dev, ids[i], ids[i], "", drv);
 	o = list_attr(bus, dev, "driver_override", "override", "(null)", ovr);
 	a = list_attr(bus, dev, "authorized", "authorized", "1", auth);
 	if (r) {
-		r->listed = 1;
+		r->rep.listed = 1;
 		put(" rule=");
 		put_val(r->s.drv);
 		/* What keeps other drivers away: the override the rule wrote, or authorized 0 for none. */
@@ -105,7 +106,7 @@ void list_absent(void)
 	int i;
 
 	for (i = 0; i < conf.nrules; i++) {
-		if (rules[i].listed)
+		if (rules[i].rep.listed)
 			continue;
 		put_dev(rules[i].s.bus, rules[i].s.dev);
 		put(" absent rule=");

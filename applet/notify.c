@@ -160,7 +160,7 @@ void notify(int what)
 		return;
 	for (r = rules; r < rules + conf.nrules; r++)
 		if (!r->in_set)
-			count[r->state == WAITING ? WAITS : r->state == FAILED ? FAILS : r->gone ? ABSENT : HELD]++;
+			count[r->run.state == WAITING ? WAITS : r->run.state == FAILED ? FAILS : r->run.gone ? ABSENT : HELD]++;
 	for (i = 0; i < COUNTS; i++) {
 		same &= said[i] == count[i];
 		said[i] = count[i];

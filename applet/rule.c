@@ -1,27 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The procedure of one rule, steps 1 to 7 of drvbind(8): look at the
- * device, hold it with driver_override or authorized, unbind, bind
- * (new_id where the driver does not know it), verify the driver link,
- * and roll back on any failure; watch a device nothing can hold; and at
- * the deadline, say what is missing and hand a held device back.
- * Calls device.c, conf.c's rules, sysfs.c, proc.c, log.c, mem.c and main.c's
+ * The decisions of one rule, steps 1 to 7 of drvbind(8): look at the
+ * device, hold it with driver_override or authorized, have move.c move
+ * it (unbind, bind, new_id, verify) or roll it back, watch a device
+ * nothing can hold, and at the deadline say what is missing and hand a
+ * held device back. What the rule has come to is written here alone.
+ * Calls move.c, device.c, conf.c, sysfs.c, proc.c, log.c, mem.c and main.c's
  * flag.
  *
  * A rule is WAITING until it is DONE or has FAILED; while it waits,
- * r->wait says what for. Each look (rule_step) takes the first row that
- * holds. A follower arms a rule again (rule_arm) when its device or its
- * driver comes, or the device is bound or unbound: it waits FOR_DEVICE.
+ * r->run.wait says what for. Each look (rule_look) takes the first row
+ * that holds, in this order. A follower arms a rule again (rule_arm)
+ * when its device or its driver comes, or the device is bound or
+ * unbound: it waits FOR_DEVICE.
  *
  *   A look finds                       It does                        Then
  *   the device not there               nothing; its add uevent        FOR_DEVICE
  *                                      brings the next look
- *   it on DRIVER, held as it should    nothing (step 2)               DONE
- *   be
+ *   it on two buses (a rule without    says so                        FAILED
+ *   BUS/)
+ *   its driver link unreadable         says so                        FAILED
  *   a none rule, and no hold (no       unbind; then unbind whatever   WATCHING, DONE at
  *   override, no authorized)           binds it                       the deadline
- *   no bind file of DRIVER             modprobe, once; hold an        FOR_DRIVER
- *                                      unbound device (step 1)
+ *   no bind file of DRIVER, the        modprobe, once; hold an        FOR_DRIVER
+ *   device not on it                   unbound device (step 1)
+ *                                      a dry run says it would wait   DONE
+ *   it on DRIVER, held as it should    nothing (step 2)               DONE
+ *   be
  *   a none rule, an unbound device     hold, drivers_probe (it waits  DONE
  *   with an override                   for a probe running), unbind
  *                                      what that probe bound
@@ -30,25 +35,24 @@
  *
  *   The move meets                     It does                        Then
  *   unbind ENODEV or bind EBUSY: the   look and move again, up to     as its last try
- *   device changed hands               BUSY_RETRIES times
+ *   device changed hands               BUSY_RETRIES times (move.c)
  *   bind ENODEV, no override, and      new_id, bind unless bound,     DONE, or FAILED
- *   DRIVER has new_id                  remove_id (step 5)
- *   bind ENODEV, an unbound device     nothing: the bus has not       FOR_BUS
- *   whose override names DRIVER        finished adding it; held
+ *   DRIVER has new_id                  remove_id (step 5, move.c)
+ *   its bus link gone (-f)             nothing: a device added again  FOR_DEVICE
+ *                                      is a new one
  *   bind EAGAIN, a device that had     nothing: it is not ready       FOR_BUS
  *   no driver (Linux 7.1 on)           (or its probe deferred); the
  *                                      kernel probes it again itself;
  *                                      an override held
+ *   bind ENODEV, an unbound device     nothing: the bus has not       FOR_BUS
+ *   whose override names DRIVER        finished adding it; held
  *   bind ENODEV at a USB interface,    look every SOON_MS, for        FOR_NEW_ID, FAILED
  *   DRIVER without remove_id yet       NEW_ID_WAIT_MS at most         after that
  *   (it makes new_id after its add)
- *   bind ENODEV, DRIVER without        roll back (step 7)             FAILED
- *   new_id
  *   ENOENT from DRIVER's unbind,       nothing: it is registering;    FOR_DRIVER
  *   bind, new_id or match_busid        an override stays held
- *   its bus link gone (-f)             nothing: a device added again  FOR_DEVICE
- *                                      is a new one
- *   any other failure                  roll back (step 7)             FAILED
+ *   any other failure, bind ENODEV     roll back (step 7)             FAILED
+ *   where DRIVER has no new_id
  *
  * At the deadline (rule_expire) a rule still WAITING: WATCHING is DONE;
  * FOR_DEVICE is FAILED "device not found", unless the device may be
@@ -63,30 +67,15 @@
 
 #include "drvbind.h"
 
-enum { BUSY_RETRIES = 3, NEW_ID_WAIT_MS = 1000 };
+enum { NEW_ID_WAIT_MS = 1000 };
 
-/*
- * How dev_move goes: BACK, to where the device was (the rollback, a
- * watch); the rule's OWN move, where match_busid and new_id apply; or
- * OVERRIDDEN, its own move over an override, which matches whatever
- * the ids (so no new_id).
- */
-enum move { BACK, OWN, OVERRIDDEN };
+/* A look at the rule's device with nothing open yet: every path starts at the root. */
+static struct look look_new(const struct rule *r)
+{
+	return (struct look){ .bus = r->bus, .dev = r->s.dev, .dir = -1, .hold = -1, .bind = -1 };
+}
 
-/*
- * The files one look keeps open, each -1 while not: the device's
- * directory, which proves it is there and from which its driver link
- * and hold are one step; its hold, read and then written; the driver's
- * bind, found and then written. A one-shot run leaves those of a rule
- * that is over to its exit or exec (all are close-on-exec): three a
- * rule, 3 * DEVICES_MAX at most. A follower, which looks again and
- * again, closes them.
- */
-static struct {
-	int dir, hold, bind;
-} look = { -1, -1, -1 };
-
-/* The look is over: a file of it closed, or kept (see look). */
+/* A file of the look is over: closed, or kept (see rule_look). */
 static void look_end(int *fd, int keep)
 {
 	if (*fd >= 0 && !keep)
@@ -94,260 +83,41 @@ static void look_end(int *fd, int keep)
 	*fd = -1;
 }
 
-static const char *hold_attr(const struct rule *r)
-{
-	return r->hold == AUTHORIZED ? "authorized" : "driver_override";
-}
-
-static const char *step_name(const struct rule *r, enum step step)
-{
-	static const char *const name[] = {
-		[STEP_LINK] = "driver link", [STEP_UNBIND] = "unbind", [STEP_MATCH_BUSID] = "match_busid",
-		[STEP_BIND] = "bind", [STEP_NEW_ID] = "new_id", [STEP_VERIFY] = "verify",
-	};
-
-	return step == STEP_HOLD ? hold_attr(r) : name[step];
-}
-
-/*
- * Why a store (attr_store's `ret') failed: errno, or SHORT_WRITE. Not
- * inlined: a dozen steps record their failure, and each would carry
- * errno's lookup.
- */
-static __attribute__((noinline)) int store_err(int ret)
-{
-	return ret == STORE_SHORT ? SHORT_WRITE : errno;
-}
-
-/* Records a failed step and why. -1, for the caller to return. */
-static int fail(struct fail *f, enum step step, int ret)
-{
-	f->step = step;
-	f->err = store_err(ret);
-	return -1;
-}
-
-/*
- * The driver the rule's device is bound to now, from its directory
- * where the look has it open. Not inlined: its seven callers pass one
- * pointer, not four.
- */
-static __attribute__((noinline)) int driver_now(const struct rule *r, char *drv)
-{
-	return dev_driver(look.dir, r->bus, r->s.dev, drv);
-}
-
 /* How a rule that is done got there, for its message. */
 enum done { STAYED, MOVED, HELD_UNBOUND };
 
 /*
- * The rule is done: "BUS/DEV: OLD -> NEW" where the device moved, with
- * the id taught where new_id was needed; that an unbound device is now
- * held so, which is news however the look raced a probe; or that it
- * stays on `to' ("": none), unless that was said before.
+ * The rule is done: "BUS/DEV: OLD -> NEW" where the device moved (with
+ * the id taught); that an unbound device is now held, news however the
+ * look raced a probe; or that it stays on `to' ("": none), once.
  */
 static void say_done(struct rule *r, const char *to, enum done how)
 {
 	/* A set's member: with -v only; its set says one line for all. */
 	int prio = r->in_set ? LOG_DEBUG : LOG_INFO;
 
-	r->state = DONE;
+	r->run.state = DONE;
 	if (how == STAYED) {
-		if (!r->said)
+		if (!r->rep.said)
 			say(LOG_INFO, "%r: %s%s%s", r, flag[DRY] ? "would stay " : "already ", *to ? "on " : "unbound", to);
 		return;
 	}
-	if (r->in_set)
-		rules[r->in_set - 1].said = 0;
+	r->rep.news = 1;
 	if (how == HELD_UNBOUND)
-		say(prio, "%r: unbound; held by %s %s", r, hold_attr(r), r->hold == AUTHORIZED ? "0" : r->s.drv);
+		say(prio, "%r: unbound; held by %s %s", r, hold_name(r->run.hold),
+		    r->run.hold == AUTHORIZED ? "0" : r->s.drv);
 	else
-		say(prio, "%r: %s%s -> %s%s%s%s", r, flag[DRY] ? "would move " : "", drv_or_none(r->orig), drv_or_none(to),
-		    r->id[0] ? " (new_id \"" : "", r->id, r->id[0] ? "\")" : "");
+		say(prio, "%r: %s%s -> %s%s%s%s", r, flag[DRY] ? "would move " : "", drv_or_none(r->run.orig),
+		    drv_or_none(to), r->run.id[0] ? " (new_id \"" : "", r->run.id, r->run.id[0] ? "\")" : "");
 }
 
 /*
- * A driver binds the devices present while it registers, before its
- * bind, unbind and new_id files exist and before its add uevent
- * (bus_add_driver, then driver_register). ENOENT from one of a driver's
- * files is a driver registering (or going away): the rule looks again
- * on the next uevent, and fails at the deadline only.
+ * Reports the failure of a move, m->f, and the rollback's result, on
+ * one line; m->cur: where the device was at the failure.
  */
-static int drv_registering(const struct fail *f)
+static void rule_fail(struct rule *r, struct look *lk, const struct move *m)
 {
-	return f->err == ENOENT && f->step >= STEP_UNBIND && f->step <= STEP_NEW_ID;
-}
-
-/*
- * Can the rule's driver be taught ids: has it new_id? A USB driver gets
- * new_id and then remove_id after its add uevent (usb_create_newid_files):
- * only remove_id says it has both.
- */
-static int teachable(const struct rule *r)
-{
-	return drv_has(r, r->s.drv, r->hold == AUTHORIZED ? "remove_id" : "new_id");
-}
-
-/*
- * Bind said ENODEV: the driver's id table does not have the device. Teach
- * it the device's id through new_id, bind unless the kernel already did
- * (it binds every unbound match on new_id, and a second bind says EBUSY),
- * then take the id back out so the driver does not grab other devices
- * with that id later. *f holds the bind's failure.
- */
-static int teach(struct rule *r, struct fail *f)
-{
-	char id[sizeof r->id], cur[NAME_SZ];
-	int ret, bound = 0;
-
-	/* Without an id to teach, *f stays the bind's ENODEV. */
-	if (dev_id(r, id, sizeof id) < 0)
-		return -1;
-	if ((ret = drv_write(r, r->s.drv, "new_id", id)) < 0)
-		return fail(f, STEP_NEW_ID, ret);
-	copy(r->id, id);
-	if (driver_now(r, cur) < 0)
-		bound = fail(f, STEP_LINK, -1);
-	else if (!cur[0] && (ret = drv_write(r, r->s.drv, "bind", r->s.dev)) < 0)
-		bound = fail(f, STEP_BIND, ret) < 0 && f->err != EBUSY ? -1 : 0;
-	/* Not every bus has remove_id (ENOENT): there the id stays. */
-	if ((ret = drv_write(r, r->s.drv, "remove_id", id)) < 0 && (ret = store_err(ret)) != ENOENT)
-		say(LOG_WARNING, "%r: %s/remove_id \"%s\": %e", r, r->s.drv, id, ret);
-	return bound;
-}
-
-/* "add ID" or "del ID" for usbip-host's list of the devices it may take. */
-static int busid_write(struct rule *r, const char *verb)
-{
-	char v[NAME_SZ + 4];
-
-	copy(v, verb);
-	copy(v + 4, r->s.dev);
-	return drv_write(r, r->s.drv, "match_busid", v);
-}
-
-/*
- * One try of a move, from `cur' to `to': unbind, then bind. 1: the
- * device changed hands meanwhile (an unbind that says ENODEV, a bind
- * that says EBUSY: a native driver may still be probing a device that
- * just appeared), try again; 0: done; -1: failed, in *f.
- */
-static int move_try(struct rule *r, const char *to, enum move how, int bind, const char *cur, struct fail *f)
-{
-	int ret;
-
-	if (cur[0] && (ret = drv_write(r, cur, "unbind", r->s.dev)) < 0) {
-		fail(f, STEP_UNBIND, ret);
-		return f->err == ENODEV ? 1 : -1;
-	}
-	if (!*to)
-		return 1;
-	/* usbip-host takes only the USB devices listed in its match_busid. */
-	if (how != BACK && !r->busid && !strcmp(r->bus, "usb") && drv_has(r, to, "match_busid")) {
-		if ((ret = busid_write(r, "add ")) < 0)
-			return fail(f, STEP_MATCH_BUSID, ret);
-		r->busid = 1;
-	}
-	if ((ret = drv_store(r, to, "bind", r->s.dev, bind)) == 0)
-		return 0;
-	fail(f, STEP_BIND, ret);
-	if (how == OWN && f->err == ENODEV && teachable(r))
-		return teach(r, f);
-	return f->err == EBUSY ? 1 : -1;
-}
-
-/*
- * Moves the device to `to' ("" for no driver), then checks the driver
- * link, since the success of a write is no proof (a probe that binds
- * nothing succeeds too). An OWN move comes with `cur' just read, and
- * `bind', the driver's bind, open (or -1). 0, or -1 with *f (ELSEWHERE:
- * on `cur').
- */
-static int dev_move(struct rule *r, const char *to, enum move how, int bind, char *cur, struct fail *f)
-{
-	int tries, ret = 1, verify;
-
-	/* The last read of the driver link, after the move, is its verify. */
-	for (tries = 0;; tries++) {
-		verify = ret == 0 || tries == BUSY_RETRIES;
-		if ((tries || how == BACK) && driver_now(r, cur) < 0)
-			return fail(f, verify ? STEP_VERIFY : STEP_LINK, -1);
-		if (!strcmp(cur, to))
-			return 0;
-		if (verify) {
-			f->step = STEP_VERIFY;
-			f->err = ELSEWHERE;
-			return -1;
-		}
-		f->step = NO_STEP;
-		ret = move_try(r, to, how, bind, cur, f);
-		/* A bind still busy at the last try is the move's failure. */
-		if (ret < 0 || (ret > 0 && f->step == STEP_BIND && tries == BUSY_RETRIES - 1))
-			return -1;
-	}
-}
-
-/* Asks the bus to probe the device (drivers_probe); what it answers is not used. */
-static void drivers_probe(const struct rule *r)
-{
-	(void)node_store(r->bus, "/drivers_probe", "", NULL, r->s.dev, -1);
-}
-
-/*
- * Puts the device back as it was: the old override or authorized, the
- * old driver. A device that had a driver must not be left without one.
- * But a rule to none fails closed: whatever it has held stays held, and
- * nothing is bound again, so that a failure never hands a device that
- * was to be kept from every driver to one.
- */
-static int rollback(struct rule *r, struct fail *f)
-{
-	char cur[NAME_SZ];
-	int ret = 0;
-
-	if (r->none)
-		return 0;
-	if (r->busid) {
-		r->busid = 0;
-		(void)busid_write(r, "del ");
-	}
-	/* A zero-byte write never reaches sysfs; "\n" clears the override. */
-	if (r->hold && (ret = dev_write(r, hold_attr(r), r->ovr[0] ? r->ovr : "\n")) < 0)
-		return fail(f, STEP_HOLD, ret);
-	if (r->orig[0] && (ret = dev_move(r, r->orig, BACK, -1, cur, f)) < 0 && f->err == ELSEWHERE)
-		f->err = cur[0] ? EBUSY : ENODEV;
-	/*
-	 * A device held while its driver loaded had no driver only because
-	 * of the hold; authorized=1 probes nothing, so ask drivers_probe.
-	 */
-	if (!r->orig[0] && r->held)
-		drivers_probe(r);
-	return ret;
-}
-
-/*
- * Where a rule to none failed, what keeps its device now, as sysfs says
- * it: "; held by authorized 0" or "; held by driver_override none",
- * with ", still on DRIVER" where a driver has it; "; still on DRIVER"
- * or "; left unbound" where nothing holds it (a bus with neither, or
- * the hold's own write failed).
- */
-static void none_kept(const struct rule *r, char *back, size_t size)
-{
-	char path[PATH_SZ], val[NAME_SZ], now[NAME_SZ];
-	const char *want = r->hold == AUTHORIZED ? "0" : r->s.drv;
-	int held = r->hold && dev_path(path, r, hold_attr(r)) == 0 && attr_read(path, val, sizeof val) == 0 &&
-	    !strcmp(val, want);
-
-	if (driver_now(r, now) < 0)
-		copy(now, "?");
-	(void)path_join(back, size, held ? "; held by " : "", held ? hold_attr(r) : "", held ? " " : "", held ? want : "",
-	    now[0] ? (held ? ", still on " : "; still on ") : held ? "" : "; left unbound", now, (const char *)0);
-}
-
-/* Reports the failure of a step and the rollback's result on one line. */
-static void rule_fail(struct rule *r, const struct fail *f, const char *cur)
-{
+	const struct fail *f = &m->f;
 	char now[NAME_SZ], why[NAME_SZ + 16], back[3 * NAME_SZ];
 	struct fail rb;
 	int rb_failed;
@@ -357,43 +127,43 @@ static void rule_fail(struct rule *r, const struct fail *f, const char *cur)
 	 * during the look is a new directory, which the one open since no
 	 * longer shows.
 	 */
-	look_end(&look.dir, 0);
+	look_end(&lk->dir, 0);
 	if (f->err == ELSEWHERE)
-		(void)path_join(why, sizeof why, cur[0] ? "bound to " : "not bound", cur, (const char *)0);
+		(void)path_join(why, sizeof why, m->cur[0] ? "bound to " : "not bound", m->cur, (const char *)0);
 	else
 		copy(why, err_str(f->err));
-	rb_failed = rollback(r, &rb) < 0;
+	rb_failed = rollback(lk, r, &rb) < 0;
 	/* Where it had no driver, the rollback's drivers_probe may have found one. */
-	if (r->orig[0] || driver_now(r, now) < 0)
-		copy(now, r->orig);
+	if (r->run.orig[0] || dev_driver(lk, now) < 0)
+		copy(now, r->run.orig);
 	if (r->none)
-		none_kept(r, back, sizeof back);
+		none_kept(r, lk, back, sizeof back);
 	else if (rb_failed)
-		(void)path_join(back, sizeof back, "; rollback to ", drv_or_none(now), " failed at ", step_name(r, rb.step),
+		(void)path_join(back, sizeof back, "; rollback to ", drv_or_none(now), " failed at ", op_name(r, rb.op),
 		    ": ", err_str(rb.err), (const char *)0);
 	else
-		(void)path_join(back, sizeof back, r->orig[0] ? "; back on " : now[0] ? "; now on " : "; left unbound",
+		(void)path_join(back, sizeof back, r->run.orig[0] ? "; back on " : now[0] ? "; now on " : "; left unbound",
 		    now, (const char *)0);
 	/* One line for both: /dev/kmsg keeps about ten lines in five seconds. */
-	say(LOG_ERR, "%r: %s -> %s failed at %s: %s%s%s%s%s", r, drv_or_none(r->orig), r->s.drv, step_name(r, f->step),
-	    why, r->id[0] ? " after new_id \"" : "", r->id, r->id[0] ? "\"" : "", back);
-	r->state = FAILED;
+	say(LOG_ERR, "%r: %s -> %s failed at %s: %s%s%s%s%s", r, drv_or_none(r->run.orig), r->s.drv, op_name(r, f->op),
+	    why, r->run.id[0] ? " after new_id \"" : "", r->run.id, r->run.id[0] ? "\"" : "", back);
+	r->run.state = FAILED;
 }
 
 /* The hold now keeps every other driver from the device until the rule ends. */
 static void mark_held(struct rule *r)
 {
-	r->held = 1;
-	say(LOG_DEBUG, "%r: held for %s by %s", r, r->s.drv, hold_attr(r));
+	r->run.held = 1;
+	say(LOG_DEBUG, "%r: held for %s by %s", r, r->s.drv, hold_name(r->run.hold));
 }
 
 /* The rule waits for `wait' after the refusal *f, said at the deadline. */
 static void wait_refused(struct rule *r, enum wait wait, const struct fail *f)
 {
-	r->wait = wait;
-	r->refused = *f;
+	r->run.wait = wait;
+	r->run.refused = *f;
 	if (drv_registering(f))
-		say(LOG_DEBUG, "%r: %s: %e; waiting", r, step_name(r, f->step), f->err);
+		say(LOG_DEBUG, "%r: %s: %e; waiting", r, op_name(r, f->op), f->err);
 }
 
 /*
@@ -403,12 +173,12 @@ static void wait_refused(struct rule *r, enum wait wait, const struct fail *f)
  * link went during the move is no failure of its rule: a follower looks
  * again, and one added again is a new device. 1: so it went.
  */
-static int removed(struct rule *r)
+static int removed(struct rule *r, const struct look *lk)
 {
-	if (!flag[FOLLOW] || dev_has(r, ""))
+	if (!flag[FOLLOW] || dev_there(lk))
 		return 0;
 	say(LOG_DEBUG, "%r: removed during the move", r);
-	rule_arm(r, r->until);
+	rule_arm(r, r->run.until);
 	return 1;
 }
 
@@ -417,21 +187,21 @@ static int new_id_soon(struct rule *r)
 {
 	long long now = now_ms();
 
-	if (!r->new_id_until)
-		r->new_id_until = now + NEW_ID_WAIT_MS;
-	return now < r->new_id_until;
+	if (!r->run.new_id_until)
+		r->run.new_id_until = now + NEW_ID_WAIT_MS;
+	return now < r->run.new_id_until;
 }
 
 /*
- * A move that failed may still be one to wait out (the table's rows
- * FOR_BUS, FOR_NEW_ID, FOR_DRIVER and the bus link gone). 1: the rule
- * waits; 0: it failed.
+ * A failed move may be one to wait out: the move table's rows from the
+ * bus link gone to FOR_DRIVER, in order. cur: where the device was
+ * before the move. 1: the rule waits; 0: it failed.
  */
-static int refusal_waits(struct rule *r, const char *cur, struct fail *f)
+static int refusal_waits(struct rule *r, const struct look *lk, const char *cur, const struct fail *f)
 {
 	enum wait wait;
 
-	if (removed(r))
+	if (removed(r, lk))
 		return 1;
 	/*
 	 * From Linux 7.1 a device is probed only once device_add() has
@@ -441,7 +211,7 @@ static int refusal_waits(struct rule *r, const char *cur, struct fail *f)
 	 * brings the next look. A device that had a driver was ready: it
 	 * goes back to it.
 	 */
-	if (f->step == STEP_BIND && f->err == EAGAIN && !cur[0])
+	if (f->op == OP_BIND && f->err == EAGAIN && !cur[0])
 		wait = FOR_BUS;
 	/*
 	 * Until the bus has finished adding a new device (PCI sets
@@ -450,7 +220,7 @@ static int refusal_waits(struct rule *r, const char *cur, struct fail *f)
 	 * itself. A device without a driver stays held so; at the deadline
 	 * it is handed back.
 	 */
-	else if (f->step == STEP_BIND && f->err == ENODEV && r->hold == OVERRIDE && !cur[0]) {
+	else if (f->op == OP_BIND && f->err == ENODEV && r->run.hold == OVERRIDE && !cur[0]) {
 		mark_held(r);
 		wait = FOR_BUS;
 	}
@@ -460,31 +230,29 @@ static int refusal_waits(struct rule *r, const char *cur, struct fail *f)
 	 * table refuses before they are there is tried again soon, for
 	 * NEW_ID_WAIT_MS at most.
 	 */
-	else if (f->step == STEP_BIND && f->err == ENODEV && r->hold == AUTHORIZED && !r->none &&
-	    !teachable(r) && new_id_soon(r))
+	else if (f->op == OP_BIND && f->err == ENODEV && r->run.hold == AUTHORIZED && !r->none &&
+	    !teachable(lk, r) && new_id_soon(r))
 		wait = FOR_NEW_ID;
 	else if (drv_registering(f))
 		wait = FOR_DRIVER;
 	else
 		return 0;
 	/* An override written stays: the rule holds the device until it ends. */
-	r->held |= r->hold == OVERRIDE;
+	r->run.held |= r->run.hold == OVERRIDE;
 	wait_refused(r, wait, f);
 	return 1;
 }
 
 /*
- * Step 3: the hold. authorized 0 unbinds the driver itself; 1 only lets
- * a bind through. An override held already (a driver registering
- * meanwhile) is not written again at every look. `now' is what the
- * device is on after it. `changes': val is not the hold's value now.
- * 1: the hold's value changed; 0: it did not, or nothing was written.
+ * Step 3: the hold, val, where it `changes' (val is not its value now),
+ * or where an override the rule needs is not held yet (a driver
+ * registering meanwhile writes it once, not at every look). authorized
+ * 0 unbinds the driver itself; 1 only lets a bind through. m->cur: what
+ * the device is on, read again where the hold may have changed it.
  */
-static int hold_write(struct rule *r, const char *val, int changes, const char *hold_path, char *now, struct fail *f)
+static int hold_write(struct look *lk, struct rule *r, const char *val, int changes, struct move *m)
 {
-	int ret;
-
-	if (!changes && !(r->hold == OVERRIDE && !r->held))
+	if (!changes && !(r->run.hold == OVERRIDE && !r->run.held))
 		return 0;
 	/*
 	 * The store waits under the device lock for a probe that was
@@ -493,11 +261,10 @@ static int hold_write(struct rule *r, const char *val, int changes, const char *
 	 * read again after it, as is one that authorized 0 unbinds. One
 	 * that had a driver keeps it.
 	 */
-	if ((ret = attr_store(look.hold, hold_path, val)) < 0)
-		return fail(f, STEP_HOLD, ret);
+	if (attr_store(lk->hold, lk->hold_path, val) < 0)
+		return fail(&m->f, OP_HOLD);
 	/* A member held anew, even one left without a driver, is its set's news: the line comes again. */
-	if (r->in_set)
-		rules[r->in_set - 1].said = 0;
+	r->rep.news = 1;
 	/*
 	 * From 7.0 the override store takes a spinlock of its own, not the
 	 * device lock, and no longer waits for a probe already running,
@@ -508,72 +275,66 @@ static int hold_write(struct rule *r, const char *val, int changes, const char *
 	 * itself over the override none. Its answer does not matter (7.1
 	 * says EINVAL while the device is not ready, when no probe runs).
 	 */
-	if (!now[0] && r->none && r->hold == OVERRIDE)
-		drivers_probe(r);
-	if ((!now[0] || r->hold == AUTHORIZED) && driver_now(r, now) < 0)
-		return fail(f, STEP_LINK, -1);
+	if (!m->cur[0] && r->none && r->run.hold == OVERRIDE)
+		(void)drivers_probe(lk);
+	if ((!m->cur[0] || r->run.hold == AUTHORIZED) && dev_driver(lk, m->cur) < 0)
+		return fail(&m->f, OP_LINK);
 	/*
 	 * Another driver that bound meanwhile is the one to go back to; the
 	 * rule's own, bound through the hold just written, is the move.
 	 */
-	if (now[0] && strcmp(now, r->s.drv))
-		copy(r->orig, now);
-	return changes;
+	if (m->cur[0] && strcmp(m->cur, r->s.drv))
+		copy(r->run.orig, m->cur);
+	return 0;
 }
 
-/*
- * Steps 2 to 7 of a rule whose driver is there: nothing where it is on
- * it already; else hold, unbind, bind, verify, or roll back. The hold
- * is at `hold_path' and reads `hold_val'.
- */
-static void rule_move(struct rule *r, const char *cur, const char *hold_val, const char *hold_path)
+/* Steps 2 to 7 of a rule whose driver is there; the hold reads `hold_val'. */
+static void rule_move(struct rule *r, struct look *lk, const char *cur, const char *hold_val)
 {
-	const char *to = r->none ? "" : r->s.drv, *val = NULL;
-	struct fail f;
-	enum move how = OWN;
-	char now[NAME_SZ];
-	int failed = 0, held = 0, changes;
+	struct move m = { .to = r->none ? "" : r->s.drv, .how = OWN };
+	const char *val = NULL;
+	int changes;
 
 	/*
 	 * driver_override "none" (a none rule's s.drv) or authorized 0
 	 * keeps every driver away, also later ones; USB binds only an
 	 * authorized interface.
 	 */
-	if (r->hold == OVERRIDE) {
+	if (r->run.hold == OVERRIDE) {
 		val = r->s.drv;
-		how = OVERRIDDEN;
-	} else if (r->hold == AUTHORIZED) {
+		m.how = OVERRIDDEN;
+	} else if (r->run.hold == AUTHORIZED) {
 		val = r->none ? "0" : "1";
-		how = r->none ? BACK : OWN;
+		m.how = r->none ? BACK : OWN;
 	}
 	changes = val && strcmp(hold_val, val);
 	/* A held override lets the kernel bind the driver as it registers, or unbind the old one as it goes. */
-	if (!strcmp(cur, to) && !(r->none && changes)) {
-		say_done(r, to, r->held || r->new_id_until ? MOVED : STAYED);
+	if (!strcmp(cur, m.to) && !(r->none && changes)) {
+		say_done(r, m.to, r->run.held || r->run.new_id_until ? MOVED : STAYED);
 		return;
 	}
 	/* Looking again for a new_id, the device is unbound by the first look. */
-	if (!r->new_id_until)
-		copy(r->orig, cur);
-	copy(now, cur);
+	if (!r->run.new_id_until)
+		copy(r->run.orig, cur);
+	copy(m.cur, cur);
 	if (!flag[DRY]) {
+		int failed;
+
 		/* Looking again for a new_id to come: no bind until it is there. */
-		if (r->new_id_until && !teachable(r)) {
-			f.step = STEP_BIND;
-			f.err = ENODEV;
+		if (r->run.new_id_until && !teachable(lk, r)) {
+			m.f = (struct fail){ OP_BIND, ENODEV };
 			failed = 1;
 		} else {
-			held = hold_write(r, val, changes, hold_path, now, &f);
-			failed = held < 0 || dev_move(r, to, how, look.bind, now, &f) < 0;
+			failed = hold_write(lk, r, val, changes, &m) < 0 || dev_move(lk, r, &m) < 0;
 		}
-		if (failed && refusal_waits(r, cur, &f))
+		if (failed && refusal_waits(r, lk, cur, &m.f))
 			return;
 		if (failed) {
-			rule_fail(r, &f, now);
+			rule_fail(r, lk, &m);
 			return;
 		}
 	}
-	say_done(r, to, strcmp(r->orig, to) ? MOVED : held > 0 ? HELD_UNBOUND : STAYED);
+	say_done(r, m.to, strcmp(r->run.orig, m.to) ? MOVED : changes && !flag[DRY] ? HELD_UNBOUND : STAYED);
 }
 
 /*
@@ -582,20 +343,19 @@ static void rule_move(struct rule *r, const char *cur, const char *hold_val, con
  * driver that binds it meanwhile (the bind uevent brings the look).
  * Its outcome is said once; the rule stays WAITING until the deadline.
  */
-static void rule_watch(struct rule *r, const char *cur)
+static void rule_watch(struct rule *r, struct look *lk, const char *cur)
 {
-	struct fail f;
-	char now[NAME_SZ];
-	int watching = r->wait == WATCHING;
+	struct move m = { .to = "", .how = BACK };
+	int watching = r->run.wait == WATCHING;
 
 	if (!watching)
-		copy(r->orig, cur);
-	/* A move BACK reads the driver link into `now' first. */
-	if (cur[0] && !flag[DRY] && dev_move(r, "", BACK, -1, now, &f) < 0) {
-		if (drv_registering(&f))
-			wait_refused(r, watching ? WATCHING : FOR_DRIVER, &f);
+		copy(r->run.orig, cur);
+	/* A move BACK reads the driver link into m.cur first. */
+	if (cur[0] && !flag[DRY] && dev_move(lk, r, &m) < 0) {
+		if (drv_registering(&m.f))
+			wait_refused(r, watching ? WATCHING : FOR_DRIVER, &m.f);
 		else
-			rule_fail(r, &f, now);
+			rule_fail(r, lk, &m);
 		return;
 	}
 	if (watching) {
@@ -605,8 +365,8 @@ static void rule_watch(struct rule *r, const char *cur)
 	}
 	say_done(r, "", cur[0] ? MOVED : STAYED);
 	if (!flag[DRY]) {
-		r->state = WAITING;
-		r->wait = WATCHING;
+		r->run.state = WAITING;
+		r->run.wait = WATCHING;
 	}
 }
 
@@ -622,168 +382,218 @@ static int usb_intf(const struct rule *r)
 	return *d;
 }
 
-/* Opens the device's attribute `attr' read-write as look.hold; 1 if it has one. */
-static int hold_open(const struct rule *r, const char *attr, char *path)
+/* Opens the device's attribute `attr' read-write as the look's hold; 1 if it has one. */
+static int hold_open(struct look *lk, const char *attr)
 {
-	if (dev_path(path, r, attr) < 0)
+	if (dev_path(lk->hold_path, lk, attr) < 0)
 		return 0;
-	look.hold = look.dir >= 0 ? open_at(look.dir, attr, O_RDWR) : sys_open(path, O_RDWR);
-	return look.hold >= 0 || errno != ENOENT;
+	lk->hold = lk->dir >= 0 ? open_at(lk->dir, attr, O_RDWR) : sys_open(lk->hold_path, O_RDWR);
+	return lk->hold >= 0 || errno != ENOENT;
 }
 
 /*
- * The device's directory, opened through the bus's link, proves the
- * device is there; its driver link, read now and again after the move,
- * and its hold are then one step from it. Where the bus is not known
- * yet, or the open fails, every path starts at the root. 1: there.
+ * The device's hold and its value in val ("" unreadable), kept for the
+ * rollback as the run's first look finds it: later looks may find the
+ * rule's own value, a device plugged anew its own. "(null)" is unset.
  */
-static int dev_open(struct rule *r)
+static void hold_read(struct rule *r, struct look *lk, char *val)
+{
+	if (hold_open(lk, "driver_override"))
+		r->run.hold = OVERRIDE;
+	else if (usb_intf(r) && hold_open(lk, "authorized"))
+		r->run.hold = AUTHORIZED;
+	else
+		r->run.hold = NO_HOLD_ATTR;
+	if (lk->hold < 0 || fd_get(lk->hold, val, NAME_SZ) < 0)
+		val[0] = '\0';
+	if (!r->run.ovr_read) {
+		copy(r->run.ovr, strcmp(val, "(null)") ? val : "");
+		r->run.ovr_read = 1;
+	}
+}
+
+/*
+ * Is the rule's device there? A rule without a bus searches every bus
+ * and takes the one it is on; two are its failure. 1: there.
+ */
+int rule_there(struct rule *r)
+{
+	char found[2][NAME_SZ];
+	struct look lk = look_new(r);
+	int n, lo;
+
+	if (r->s.bus[0])
+		return dev_there(&lk);
+	n = bus_find(r->s.dev, found);
+	if (n == 1)
+		copy(r->bus, found[0]);
+	if (n < 2)
+		return n;
+	lo = strcmp(found[0], found[1]) > 0;
+	say(LOG_ERR, "%s: device on both %s and %s", r->s.dev, found[lo], found[!lo]);
+	r->run.state = FAILED;
+	return 0;
+}
+
+/*
+ * The device's directory, opened through its bus's link (struct look);
+ * where the bus is not known yet, or the open fails, every path starts
+ * at the root. 1: there.
+ */
+static int dev_open(struct rule *r, struct look *lk)
 {
 	char path[PATH_SZ];
 
-	if (r->bus[0] && dev_path(path, r, "") == 0 && (look.dir = sys_open(path, O_PATH | O_DIRECTORY)) >= 0)
+	if (r->bus[0] && PATH(path, "bus/", r->bus, "/devices/", r->s.dev) == 0 && (lk->dir = sys_open(path, O_PATH | O_DIRECTORY)) >= 0)
 		return 1;
-	return dev_find(r) > 0;
+	return rule_there(r);
 }
 
 /*
- * Step 1: the driver's bind, open for the move. Missing: modprobe is
- * asked, and a device without a driver is held so that no native
- * driver takes it while its driver loads. 0: the driver is there.
+ * modprobe is asked for the rule's driver once, and once between the
+ * rules that wait for it: 64 rules for vfio-pci would start 64
+ * modprobes at once, each loading the same module.
  */
-static int drv_open(struct rule *r, const char *cur, const char *hold_path)
+static void drv_ask(struct rule *r)
+{
+	struct rule *q;
+
+	if (r->run.asked || !*conf.modprobe)
+		return;
+	r->run.asked = 1;
+	for (q = rules; q < rules + conf.nrules; q++)
+		if (q != r && q->run.asked && q->run.state == WAITING && !strcmp(q->s.drv, r->s.drv))
+			return;
+	drv_request(r->s.drv);
+}
+
+/*
+ * The driver's bind, open for the move where the device is to go to it.
+ * The kernel makes a driver's directory before its bind file and sends
+ * the add uevent last: only the bind file says it is there. 1: there,
+ * or not needed.
+ */
+static int drv_open(const struct rule *r, struct look *lk, const char *cur)
 {
 	char path[PATH_SZ];
 
-	/*
-	 * The kernel makes a driver's directory before its bind file and
-	 * sends the add uevent last: only the bind file says it is there.
-	 */
-	if (r->none || !strcmp(cur, r->s.drv) || node_path(path, r->bus, "/drivers/", r->s.drv, "bind") < 0 ||
-	    (look.bind = sys_open(path, O_WRONLY)) >= 0 || errno != ENOENT)
-		return 0;
-	r->wait = FOR_DRIVER;
-	/* A plan, not a failure: what it would wait for. */
+	if (r->none || !strcmp(cur, r->s.drv) || node_path(path, r->bus, "/drivers/", r->s.drv, "bind") < 0)
+		return 1;
+	lk->bind = sys_open(path, O_WRONLY);
+	return lk->bind >= 0 || errno != ENOENT;
+}
+
+/*
+ * Step 1: the driver is missing. modprobe is asked, and a device without
+ * a driver is held so that no native driver takes it while its driver
+ * loads. A dry run says what it would wait for.
+ */
+static void drv_wait(struct rule *r, struct look *lk, const char *cur)
+{
+	r->run.wait = FOR_DRIVER;
 	if (flag[DRY]) {
 		/* A set says its plan in its own line; its members, with -v. */
-		say(r->in_set ? LOG_DEBUG : LOG_INFO, "%r: would wait for %s (not loaded now), then move from %s", r, r->s.drv,
-		    drv_or_none(cur));
-		r->state = DONE;
-		return -1;
+		say(r->in_set ? LOG_DEBUG : LOG_INFO, "%r: would wait for %s (not loaded now), then move from %s", r,
+		    r->s.drv, drv_or_none(cur));
+		r->run.state = DONE;
+		return;
 	}
-	drv_request(r);
-	if (!cur[0] && r->hold && !r->held && conf.timeout &&
-	    attr_store(look.hold, hold_path, r->hold == AUTHORIZED ? "0" : r->s.drv) == 0)
+	drv_ask(r);
+	if (!cur[0] && r->run.hold != NO_HOLD_ATTR && !r->run.held && conf.timeout &&
+	    attr_store(lk->hold, lk->hold_path, r->run.hold == AUTHORIZED ? "0" : r->s.drv) == 0)
 		mark_held(r);
-	return -1;
 }
 
-/* One look at a rule: the device's driver and hold, the driver's bind, then the move. */
-static void rule_look(struct rule *r)
+/* One look, the table's rows in order: the device, its driver and hold, the driver's bind, the move. */
+static void look_at(struct rule *r, struct look *lk)
 {
-	char cur[NAME_SZ], hold_path[PATH_SZ], hold_val[NAME_SZ];
+	char cur[NAME_SZ], hold_val[NAME_SZ];
 
-	if (!dev_open(r))
+	if (!dev_open(r, lk))
 		return;
-	if (driver_now(r, cur) < 0) {
+	if (dev_driver(lk, cur) < 0) {
 		say(LOG_ERR, "%r: cannot read driver link: %m", r);
-		r->state = FAILED;
+		r->run.state = FAILED;
 		return;
 	}
-	r->hold = hold_open(r, "driver_override", hold_path) ? OVERRIDE :
-	    usb_intf(r) && hold_open(r, "authorized", hold_path) ? AUTHORIZED : UNHELD;
-	/*
-	 * Kept for the rollback, as the run's first look finds it: later
-	 * looks may find the rule's own value, and a device plugged anew
-	 * has its own. "(null)" is the kernel's word for unset, which the
-	 * rollback writes back as "". A hold that cannot be read reads "".
-	 */
-	if (look.hold < 0 || fd_get(look.hold, hold_val, sizeof hold_val) < 0)
-		hold_val[0] = '\0';
-	if (!r->ovr_read) {
-		copy(r->ovr, strcmp(hold_val, "(null)") ? hold_val : "");
-		r->ovr_read = 1;
-	}
-	if (r->none && !r->hold)
-		rule_watch(r, cur);
-	else if (drv_open(r, cur, hold_path) == 0)
-		rule_move(r, cur, hold_val, hold_path);
+	hold_read(r, lk, hold_val);
+	if (r->none && r->run.hold == NO_HOLD_ATTR)
+		rule_watch(r, lk, cur);
+	else if (!drv_open(r, lk, cur))
+		drv_wait(r, lk, cur);
+	else
+		rule_move(r, lk, cur, hold_val);
 }
 
 /*
- * The rule is applied again, from its first step, until `until': -f saw
- * its device or its driver come, or a bind or an unbind of the device.
- * What a look finds as it should be is not said again, and a device
- * gone meanwhile is not missed. Not inlined: its three callers would
- * each carry its dozen stores.
+ * The rule's run starts over, until `until' (-f saw its device or its
+ * driver come, a bind or an unbind): what a look finds as it should be
+ * is not said again, and a device gone meanwhile is not missed.
  */
-__attribute__((noinline)) void rule_arm(struct rule *r, long long until)
+void rule_arm(struct rule *r, long long until)
 {
-	r->state = WAITING;
-	r->wait = FOR_DEVICE;
-	r->held = r->asked = r->looked = r->busid = r->gone = r->ovr_read = 0;
-	r->refused.step = NO_STEP;
-	r->new_id_until = 0;
-	r->id[0] = r->orig[0] = '\0';
-	r->said = r->absent_ok = 1;
-	r->until = until;
+	r->run = (struct run){ .state = WAITING, .wait = FOR_DEVICE, .until = until };
+	r->rep.said = r->rep.absent_ok = 1;
 }
 
-void rule_step(struct rule *r)
+void rule_look(struct rule *r)
 {
+	struct look lk = look_new(r);
 	int keep;
 
-	rule_look(r);
+	look_at(r, &lk);
 	/*
-	 * A one-shot run looks no more at a rule that is over; a set's
-	 * device beyond its limits has no slot, and there may be any
-	 * number of them.
+	 * A one-shot run leaves the files of a rule that is over to its
+	 * exit or exec (all are close-on-exec): three a rule, 3 *
+	 * DEVICES_MAX at most. A follower, which looks again and again,
+	 * closes them, as does every run for a set's device beyond its
+	 * limits, which has no slot and may be any number of them.
 	 */
-	keep = !flag[FOLLOW] && r->state != WAITING && !r->spare;
-	look_end(&look.dir, keep);
-	look_end(&look.hold, keep);
-	look_end(&look.bind, keep);
+	keep = !flag[FOLLOW] && r->run.state != WAITING && !r->spare;
+	look_end(&lk.dir, keep);
+	look_end(&lk.hold, keep);
+	look_end(&lk.bind, keep);
 }
 
 /* A member of a set another member failed: back where it was. */
 void rule_undo(struct rule *r)
 {
+	struct look lk = look_new(r);
 	struct fail f;
 
-	if (rollback(r, &f) < 0)
-		say(LOG_ERR, "%r: rollback to %s failed at %s: %e", r, drv_or_none(r->orig), step_name(r, f.step), f.err);
-	r->state = FAILED;
+	if (rollback(&lk, r, &f) < 0)
+		say(LOG_ERR, "%r: rollback to %s failed at %s: %e", r, drv_or_none(r->run.orig), op_name(r, f.op), f.err);
+	r->run.state = FAILED;
 }
 
 /* The deadline passed: say what is missing, and hand a held device back. */
 void rule_expire(struct rule *r)
 {
-	char cur[NAME_SZ];
+	struct look lk = look_new(r);
+	struct move m = { .f = r->run.refused };
 
-	if (r->wait == WATCHING) {
-		r->state = DONE;
+	if (r->run.wait == WATCHING) {
+		r->run.state = DONE;
 		return;
 	}
-	if (dev_find(r) <= 0) {
+	if (!rule_there(r)) {
 		/* Not missed: a device -f saw go, or that left its set. */
-		if (r->state != FAILED && r->absent_ok) {
-			r->state = DONE;
-			r->gone = 1;
+		if (r->run.state != FAILED && r->rep.absent_ok) {
+			r->run.state = DONE;
+			r->run.gone = 1;
 			return;
 		}
-		if (r->state != FAILED)
+		if (r->run.state != FAILED)
 			say(LOG_ERR, "%r: device not found (waited %u s)", r, conf.timeout);
-	} else if (r->refused.step) {
-		rule_fail(r, &r->refused, "");
+	} else if (m.f.op != NO_OP) {
+		rule_fail(r, &lk, &m);
 	} else {
-		struct fail rb;
-
 		/* The native driver may have a held device back: nothing is lost. */
-		if (r->held)
-			(void)rollback(r, &rb);
-		(void)driver_now(r, cur);
+		if (r->run.held)
+			(void)rollback(&lk, r, &m.f);
+		(void)dev_driver(&lk, m.cur);
 		say(LOG_ERR, "%r: driver %s not found; %s%s%s (waited %u s)", r, r->s.drv,
-		    r->held ? "now " : "stays ", cur[0] ? "on " : "unbound", cur, conf.timeout);
+		    r->run.held ? "now " : "stays ", m.cur[0] ? "on " : "unbound", m.cur, conf.timeout);
 	}
-	r->state = FAILED;
+	r->run.state = FAILED;
 }

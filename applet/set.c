@@ -28,11 +28,8 @@ struct scan {
 	char over[LINE_SZ], *end;
 };
 
-/*
- * What a member of the set p has in its `in_set'. Not inlined: the pointer
- * difference is a division, which three callers would each carry.
- */
-static __attribute__((noinline)) int set_id(const struct rule *p)
+/* What a member of the set p has in its `in_set'. */
+static int set_id(const struct rule *p)
 {
 	return (int)(p - rules) + 1;
 }
@@ -45,7 +42,7 @@ static __attribute__((noinline)) int set_id(const struct rule *p)
 static struct rule *member_next(struct rule *r, int idx)
 {
 	for (r = r ? r + 1 : rules; r < rules + conf.nrules; r++)
-		if (r->in_set == idx && !r->gone)
+		if (r->in_set == idx && !r->run.gone)
 			return r;
 	return NULL;
 }
@@ -72,7 +69,7 @@ int set_match(const struct rule *p, const char *dev, int *group)
 		*e = '\0';
 		if (val) {
 			*val++ = '\0';
-			if (match && (node_path(path, p->bus, "/devices/", dev, NULL) || parent_read(path, i, v, sizeof v) ||
+			if (match && (PATH(path, "bus/", p->bus, "/devices/", dev) || parent_read(path, i, v, sizeof v) ||
 			    !glob_match(val, v)))
 				match = 0;
 		} else if (i != items) {
@@ -95,7 +92,6 @@ static void member_over(struct scan *c, const char *dev)
 {
 	static struct rule spare;
 	struct rule *p = c->set;
-	int said = p->said;
 	size_t n = str_len(dev);
 
 	spare = *p;
@@ -103,15 +99,14 @@ static void member_over(struct scan *c, const char *dev)
 	spare.s.set = 0;
 	spare.in_set = set_id(p);
 	spare.spare = 1;
-	rule_arm(&spare, p->until);
-	p->said = 1;
-	rule_step(&spare);
-	if (!p->said && spare.state != FAILED && c->end + n + 2 <= c->over + sizeof c->over) {
+	spare.rep.news = 0;
+	rule_arm(&spare, p->run.until);
+	rule_look(&spare);
+	if (spare.rep.news && spare.run.state != FAILED && c->end + n + 2 <= c->over + sizeof c->over) {
 		*c->end++ = ' ';
 		copy(c->end, dev);
 		c->end += n;
 	}
-	p->said = said;
 }
 
 /*
@@ -142,12 +137,12 @@ static int member_add(const char *dev, void *ctx)
 		say(LOG_ERR, "%r: more than %u devices", p, c->n == SET_MAX ? SET_MAX : DEVICES_MAX);
 		/* A member whose device has gone is DONE, or FAILED already. */
 		for (r = NULL; (r = member_next(r, idx)); )
-			if (r->state == WAITING)
-				r->state = FAILED;
+			if (r->run.state == WAITING)
+				r->run.state = FAILED;
 		return c->full = 1;
 	}
 	/* The set says one line for them all; a member that leaves it is not missed. */
-	r->said = r->absent_ok = 1;
+	r->rep.said = r->rep.absent_ok = 1;
 	c->n++;
 	return 0;
 }
@@ -174,7 +169,7 @@ static int member_fn(const char *dev, void *ctx)
  * (rule_arm: an add may have brought a device) starts over with its
  * members that failed, once.
  */
-void set_step(struct rule *p)
+void set_look(struct rule *p)
 {
 	static struct scan c;
 	struct rule *r;
@@ -193,17 +188,17 @@ void set_step(struct rule *p)
 		 * set's only if it matches; the other devices of a group
 		 * match through their group alone.
 		 */
-		if (!dev_find(r) || !(set_match(p, r->s.dev, &group) || group)) {
-			r->state = DONE;
-			r->gone = 1;
+		if (!rule_there(r) || !(set_match(p, r->s.dev, &group) || group)) {
+			r->run.state = DONE;
+			r->run.gone = 1;
 			continue;
 		}
 		c.n++;
-		if (r->state == FAILED && !p->looked)
-			rule_arm(r, p->until);
+		if (r->run.state == FAILED && !p->run.looked)
+			rule_arm(r, p->run.until);
 	}
-	p->looked = 1;
-	if (node_path(path, p->bus, "/devices", "", NULL) == 0)
+	p->run.looked = 1;
+	if (PATH(path, "bus/", p->bus, "/devices") == 0)
 		(void)dir_scan(path, member_fn, &c);
 	if (c.end > c.over)
 		say(LOG_WARNING, "%r: more than %u devices; %s all the same:%s", p, c.limit, flag[DRY] ? "would hold" : "held",
@@ -224,7 +219,7 @@ static void set_say(struct rule *p, int idx, int failed)
 	*end = '\0';
 	for (r = NULL; (r = member_next(r, idx)); ) {
 		n = str_len(r->s.dev);
-		if (failed && p->none && r->state != DONE)
+		if (failed && p->none && r->run.state != DONE)
 			continue;
 		if (end + n + 2 > devs + sizeof devs)
 			break;
@@ -236,47 +231,56 @@ static void set_say(struct rule *p, int idx, int failed)
 		say(LOG_ERR, "%r: set failed; %s:%s", p, p->none ? "still held" : "as before", devs);
 	else
 		say(LOG_INFO, "%r: %s%s on %s", p, flag[DRY] ? "would put" : "", devs + !flag[DRY], p->s.drv);
-	p->said = 1;
+	p->rep.said = 1;
 }
 
 /*
  * Once no member waits (`now' past the deadline: none does), or one
  * failed: the set's one line; where a member failed, every member back
  * where it was first, but in a none set, which fails closed: there each
- * member goes its own way, and those held stay held. -1: no member yet,
- * the set waits as a rule for a missing device does.
+ * member goes its own way, and those held stay held. A set that has
+ * settled and said so looks again only where a member has news.
+ * Returns whether the set has a member: without one it waits as a rule
+ * for a missing device does.
  */
 int set_settle(struct rule *p, long long now)
 {
 	struct rule *r;
-	int n = 0, waiting = 0, failed = 0, idx = set_id(p);
+	int n = 0, waiting = 0, failed = 0, news = 0, idx = set_id(p);
 
 	for (r = NULL; (r = member_next(r, idx)); ) {
 		n++;
+		news |= r->rep.news;
+	}
+	if (p->run.state != WAITING && p->rep.said && !news)
+		return 1;
+	for (r = NULL; (r = member_next(r, idx)); ) {
 		/* Its members' deadline is the set's: they have had their last look. */
-		if (r->state == WAITING && now >= r->until)
+		if (r->run.state == WAITING && now >= r->run.until)
 			rule_expire(r);
-		waiting |= r->state == WAITING;
-		failed |= r->state == FAILED;
+		waiting |= r->run.state == WAITING;
+		failed |= r->run.state == FAILED;
 	}
 	if (!n)
-		return -1;
-	if (waiting && (!failed || p->none))
 		return 0;
-	p->state = failed ? FAILED : DONE;
+	if (waiting && (!failed || p->none))
+		return 1;
+	p->run.state = failed ? FAILED : DONE;
 	/*
 	 * Undone before the line starts: what the rollback says (-v) goes
 	 * on lines of its own. One that has not been moved or held has
 	 * nothing to undo.
 	 */
 	for (r = rules; failed && !p->none && r < rules + conf.nrules; r++)
-		if (r->in_set == idx && !r->gone && (r->state == DONE || r->held))
+		if (r->in_set == idx && !r->run.gone && (r->run.state == DONE || r->run.held))
 			rule_undo(r);
 		else if (r->in_set == idx)
-			r->state = FAILED;
-	/* Said at the first look, and where a member moved (say_done). */
-	if (!failed && p->said)
-		return 0;
+			r->run.state = FAILED;
+	/* Said at the first look, and where a member has news (say_done). */
+	if (!failed && p->rep.said && !news)
+		return 1;
+	for (r = NULL; (r = member_next(r, idx)); )
+		r->rep.news = 0;
 	set_say(p, idx, failed);
-	return 0;
+	return 1;
 }

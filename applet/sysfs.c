@@ -89,13 +89,13 @@ int sys_exists(const char *path)
  * its driver's bind open, so that reading and then writing one, or
  * finding and then writing the other, costs one open; sysfs takes a
  * store at any file offset. One write() of the whole value: sysfs
- * stores take a value per write. 0; -1, errno set; or STORE_SHORT:
- * the store took part of the value.
+ * stores take a value per write. 0; or -1, errno set: SHORT_WRITE
+ * where the store took part of the value.
  */
 int attr_store(int fd, const char *path, const char *val)
 {
 	size_t len = str_len(val);
-	int own = fd < 0;
+	int own = fd < 0, err;
 	ssize_t n;
 
 	if (own)
@@ -105,11 +105,13 @@ int attr_store(int fd, const char *path, const char *val)
 	if (fd < 0)
 		return -1;
 	n = write(fd, val, len);
+	err = errno;
 	if (own)
 		fd_close(fd);
 	if (n == (ssize_t)len)
 		return 0;
-	return n < 0 ? -1 : STORE_SHORT;
+	errno = n < 0 ? err : SHORT_WRITE;
+	return -1;
 }
 
 int attr_write(const char *path, const char *val)

@@ -25,6 +25,8 @@ struct walk {
 	unsigned me;		/* our euid */
 	char *p;		/* the path still to go, in rest */
 	char *why;		/* the caller's, TRUST_WHY_SZ */
+	int flags;		/* the caller's, to open the file with */
+	mode_t type;		/* the type the file must be: S_IFREG, S_IFDIR */
 	char at[PATH_SZ];	/* dir's path, or that of the name judged in it */
 	char rest[PATH_SZ];
 };
@@ -198,10 +200,10 @@ static int link_follow(struct walk *w, int fd)
 }
 
 /* The end of the walk, judged as the file itself, and of the type asked for. */
-static int end_judge(struct walk *w, const struct stat *st, mode_t type)
+static int end_judge(struct walk *w, const struct stat *st)
 {
-	if ((st->st_mode & S_IFMT) != type)
-		return refuse(w, NULL, type == S_IFDIR ? "not a directory" : "not a regular file");
+	if ((st->st_mode & S_IFMT) != w->type)
+		return refuse(w, NULL, w->type == S_IFDIR ? "not a directory" : "not a regular file");
 	return judge(w, st, 1);
 }
 
@@ -211,14 +213,14 @@ static int end_judge(struct walk *w, const struct stat *st, mode_t type)
  * opened with the caller's flags without following a link, and judged
  * again on the fd opened: what was judged is what is read.
  */
-static int end_open(struct walk *w, const char *c, struct stat *st, int flags, mode_t type)
+static int end_open(struct walk *w, const char *c, struct stat *st)
 {
 	int fd;
 
-	if (end_judge(w, st, type) < 0)
+	if (end_judge(w, st) < 0)
 		return -1;
-	fd = open_at(w->dir, c, flags | O_NOFOLLOW);
-	if (fd >= 0 && (fd_stat(fd, st) < 0 || end_judge(w, st, type) < 0)) {
+	fd = open_at(w->dir, c, w->flags | O_NOFOLLOW);
+	if (fd >= 0 && (fd_stat(fd, st) < 0 || end_judge(w, st) < 0)) {
 		fd_close(fd);
 		fd = -1;
 	}
@@ -230,7 +232,7 @@ static int end_open(struct walk *w, const char *c, struct stat *st, int flags, m
  * directory on the way judged and made w->dir, the end opened into
  * *ret. 1: go on; 0: the walk is over.
  */
-static int step(struct walk *w, const char *c, int end, int flags, mode_t type, int *ret)
+static int step(struct walk *w, const char *c, int end, int *ret)
 {
 	struct stat st;
 	int fd = open_at(w->dir, c, O_PATH | O_NOFOLLOW), go = 0;
@@ -244,7 +246,7 @@ static int step(struct walk *w, const char *c, int end, int flags, mode_t type, 
 	} else if (!S_ISDIR(st.st_mode) && end != THE_END) {
 		errno = ENOTDIR;
 	} else if (end) {
-		*ret = end_open(w, c, &st, flags, type);
+		*ret = end_open(w, c, &st);
 	} else if (judge(w, &st, 0) == 0) {
 		fd_close(w->dir);
 		w->dir = fd;
@@ -270,11 +272,13 @@ int trust_open(const char *path, int flags, mode_t type, char why[TRUST_WHY_SZ])
 	w.links = 0;
 	w.me = (unsigned)syscall(SYS_geteuid);
 	w.why = why;
+	w.flags = flags;
+	w.type = type;
 	why[0] = '\0';
 	if (rest_init(&w, path) == 0 && root_open(&w) == 0)
 		do
 			c = name_next(&w, &end);
-		while (step(&w, c, end, flags, type, &fd));
+		while (step(&w, c, end, &fd));
 	fd_close(w.dir);
 	return fd;
 }

@@ -160,10 +160,10 @@ static void rules_arm(const struct event *ev, int how)
 
 	for (r = rules; r < rules + conf.nrules; r++) {
 		if (how == ALL || how == START ||
-		    ((r->state == DONE || (r->state == FAILED && how == ADD)) && (!ev || concerns(r, ev))))
+		    ((r->run.state == DONE || (r->run.state == FAILED && how == ADD)) && (!ev || concerns(r, ev))))
 			rule_arm(r, until);
 		if (how == START)
-			r->said = r->absent_ok = 0;
+			r->rep.said = r->rep.absent_ok = 0;
 	}
 }
 
@@ -275,15 +275,9 @@ static int bg_fork(int pending)
  */
 static void settle(struct rule *r, long long now)
 {
-	if (r->s.set) {
-		if (r->state != WAITING && r->said)
-			return;
-		if (set_settle(r, now) == 0)
-			return;
-	} else if (r->state != WAITING) {
+	if (r->s.set ? set_settle(r, now) : r->run.state != WAITING)
 		return;
-	}
-	if (now >= r->until)
+	if (now >= r->run.until)
 		rule_expire(r);
 }
 
@@ -306,21 +300,21 @@ static void rules_pass(struct pass *ps)
 	members_reap();
 	/* A set's members come after it: they are looked at in the same pass. */
 	for (r = rules; r < rules + conf.nrules; r++)
-		if (r->state == WAITING && r->s.set)
-			set_step(r);
-		else if (r->state == WAITING)
-			rule_step(r);
+		if (r->run.state == WAITING && r->s.set)
+			set_look(r);
+		else if (r->run.state == WAITING)
+			rule_look(r);
 	for (r = rules; r < rules + conf.nrules; r++) {
 		settle(r, now);
-		if (r->state != WAITING)
+		if (r->run.state != WAITING)
 			continue;
 		ps->pending++;
-		if (r->wait == FOR_NEW_ID)
+		if (r->run.wait == FOR_NEW_ID)
 			ps->soon = SOON_MS;
 		else if (!ps->soon)
 			ps->soon = w.poll_ms;
-		if (r->until < ps->until)
-			ps->until = r->until;
+		if (r->run.until < ps->until)
+			ps->until = r->run.until;
 	}
 }
 
@@ -361,8 +355,8 @@ static void rules_end(void)
 	place_leave();
 	for (r = rules; r < rules + conf.nrules; r++) {
 		if (w.got)
-			r->absent_ok = 1;
-		if (r->state == WAITING)
+			r->rep.absent_ok = 1;
+		if (r->run.state == WAITING)
 			settle(r, LLONG_MAX);
 	}
 }
@@ -377,7 +371,7 @@ static int rules_status(void)
 	if (w.got)
 		return 0;
 	for (r = rules; r < rules + conf.nrules; r++)
-		failed += r->state == FAILED;
+		failed += r->run.state == FAILED;
 	return failed || conf.bad;
 }
 
