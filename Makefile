@@ -12,6 +12,7 @@
 #   make check           every test, QEMU boots and packages too (test/README)
 #   make deps            the Debian packages the tests use, installed as root
 #   make deb, arch, rpm  the packages (initramfs/pkg/*.mk)
+#   make autopkgtest     the .deb's debian/tests, booted under QEMU (as root)
 
 VERSION   = 0.1
 
@@ -233,6 +234,7 @@ check: deps
 	-$(TIER) fake $(PBATS) $(FAKE_TESTS) $(SLOW_TESTS)
 	-$(TIER) boots $(BATS) $(BOOT_TESTS)
 	-$(TIER) packages $(BATS) $(PKG_TESTS)
+	-$(TIER) autopkgtest $(MAKE) autopkgtest
 	-$(TIER) other $(BATS) $(OTHER_TESTS)
 	-$(TIER) asan $(MAKE) check-asan
 	-$(TIER) ubsan $(MAKE) check-ubsan

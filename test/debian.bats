@@ -7,6 +7,8 @@
 # promise that installing it changes nothing at boot until the user
 # rebuilds the initramfs: no maintainer script, no trigger, no enabled
 # unit. Last, dpkg installs it into an empty root and purges it again.
+# The source package is linted too. The package's own tests, which boot
+# it (debian/tests), are run by make autopkgtest.
 
 bats_require_minimum_version 1.5.0
 
@@ -51,6 +53,36 @@ built() {
 	echo "$output"
 	[[ $status -eq 0 ]]
 	[[ $output != *unused-override* ]]
+}
+
+@test "lintian --pedantic shows no tag at all, info and pedantic ones included, that an override does not explain" {
+	built
+	run --separate-stderr lintian --pedantic -I "$DEB"
+	[[ $status -eq 0 && -z $output ]] || { echo "$output"; false; }
+}
+
+@test "the source package (dpkg-source of the tree make deb packs) is lintian --pedantic clean, with its tests and upstream metadata" {
+	s=$BATS_TEST_TMPDIR/src
+	mkdir -p "$s/drvbind-$VERSION"
+	cp -R "$TOP/Makefile" "$TOP/LICENSE" "$TOP/README" "$TOP/applet" "$TOP/initramfs" "$s/drvbind-$VERSION/"
+	rm -rf "$s/drvbind-$VERSION/initramfs/pkg"
+	cp -R "$TOP/initramfs/pkg/debian" "$s/drvbind-$VERSION/debian"
+	(cd "$s" && dpkg-source -b "drvbind-$VERSION" >/dev/null)
+	run --separate-stderr lintian --pedantic -I "$s/drvbind_$VERSION.dsc"
+	[[ $status -eq 0 && -z $output ]] || { echo "$output"; false; }
+	dpkg-source -x "$s/drvbind_$VERSION.dsc" "$s/x" >/dev/null
+	for f in debian/tests/control debian/tests/initramfs-tools debian/tests/systemd-follow \
+		debian/upstream/metadata debian/README.source; do
+		[[ -f $s/x/$f ]] || { echo "not in the source package: $f"; false; }
+	done
+}
+
+@test "debian/tests: the control file names each test script there, and every script is shellcheck-clean" {
+	t=$TOP/initramfs/pkg/debian/tests
+	for n in $(sed -n 's/^Tests://p' "$t/control" | tr ',' ' '); do
+		[[ -x $t/$n ]] || { echo "the control file names $n: no executable debian/tests/$n"; false; }
+	done
+	shellcheck -x -s sh "$t/lib.sh" "$t/guest" "$t/initramfs-tools" "$t/systemd-follow"
 }
 
 @test "the .deb holds every file make install PREFIX=/usr puts in place, same content and mode (man pages gzipped), owned by root" {
