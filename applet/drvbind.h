@@ -138,16 +138,17 @@ struct report {
 /*
  * One rule: what was written (s, none), where its device is, its run
  * and its report. A set's member (in_set) is a rule of its own, made by
- * its set from the set's (conf.c's member_new).
+ * its set from the set's (conf.c's member_new). The small fields first:
+ * x86-64 reaches the first 128 bytes with one-byte offsets.
  */
 struct rule {
-	struct spec s;
 	int none;		/* the driver is "none": unbound, and kept so */
 	int in_set;		/* a member of the set at rules[in_set - 1], or 0 */
 	int spare;		/* a device a none set has no room for: one look, nothing kept open */
-	char bus[NAME_SZ];	/* s.bus, or the bus the device was found on */
-	struct run run;
 	struct report rep;
+	struct run run;
+	struct spec s;
+	char bus[NAME_SZ];	/* s.bus, or the bus the device was found on */
 };
 
 /*
