@@ -36,7 +36,7 @@ static char line[LINE_SZ];
  */
 static char out[4 * LINE_SZ];
 
-__attribute__((noinline)) void out_flush(void)
+void out_flush(void)
 {
 	if (lg.out_len)
 		(void)!write(2, out, lg.out_len);
@@ -218,36 +218,26 @@ static void put_show(const char *s)
 static void put_arg(char conv, va_list *ap)
 {
 	const struct rule *r;
-	const void *p;
 	int n;
 
-	/*
-	 * Few va_arg()s: each is a dozen instructions on arm64. A rule is
-	 * taken as a pointer, as a string is: every pointer passes alike on
-	 * the ABIs drvbind is built for.
-	 */
 	switch (conv) {
 	case 's':
+		put_val(va_arg(*ap, const char *));
+		break;
 	case 'q':
+		put_show(va_arg(*ap, const char *));
+		break;
 	case 'r':
-		p = va_arg(*ap, const void *);
-		if (conv == 's') {
-			put_val(p);
-		} else if (conv == 'q') {
-			put_show(p);
-		} else {
-			r = p;
-			put_dev(r->bus, r->s.dev);
-		}
+		r = va_arg(*ap, const struct rule *);
+		put_dev(r->bus, r->s.dev);
 		break;
 	case 'u':
+		put_num(va_arg(*ap, unsigned));
+		break;
 	case 'e':
 	case 'm':
-		/* An unsigned passes as an int: every %u is small. */
 		n = conv == 'm' ? errno : va_arg(*ap, int);
-		if (conv == 'u')
-			put_num((unsigned)n);
-		else if (n >= 0)
+		if (n >= 0)
 			put(err_str(n));
 		break;
 	}
