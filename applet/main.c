@@ -125,9 +125,7 @@ int main(int argc, char **argv, char **envp)
 	if (flag[LISTING]) {
 		if (argv[i])
 			return list_bus(argv[i]) < 0;
-		st = list_buses() < 0;
-		list_absent();
-		return st;
+		return list_all() < 0;
 	}
 	/*
 	 * drvbind.follow=1 on the command line or in the config file. A dry
