@@ -3,11 +3,13 @@
  * -l: every device of a bus, or of every bus that has drivers, sorted,
  * with its driver, the ids a rule can name it by, its driver_override
  * where one is set, authorized where it is not 1, and the rule that
- * names it, held or not; then the rules whose device is absent. A line
+ * names it (a set's, where the set takes the device or its IOMMU
+ * group), held or not; then the rules whose device is absent. A line
  * each on stdout, made in its own buffer by line_put, every name and
  * value in it escaped as in say()'s messages: a device chooses its
  * serial, and a newline in it would make a line of its own.
- * Calls set.c, conf.c's rules, device.c, sysfs.c, log.c and mem.c.
+ * Calls set.c, conf.c's rules, device.c, sysfs.c, log.c, parse.c and
+ * mem.c.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -34,6 +36,42 @@ static int attr_of(int dir, const char *name, char v[NAME_SZ])
 	return ret;
 }
 
+/* A device of an IOMMU group, and whether one matched the set. */
+struct mates {
+	const struct rule *set;
+	int found;
+};
+
+static int mate_fn(const char *dev, void *ctx)
+{
+	struct mates *m = ctx;
+	int group;
+
+	return m->found = set_match(m->set, dev, &group);
+}
+
+/*
+ * Does the set p take the device, whose directory is dir, as set.c's
+ * set_step does? A device it matches; with iommu_group, every device of
+ * the group of one it matches, but the group's bridges, which stay
+ * where they are.
+ */
+static int set_takes(const struct rule *p, int dir, const char *dev)
+{
+	struct mates m = { p, 0 };
+	char path[PATH_SZ], v[NAME_SZ];
+	int group;
+
+	m.found = set_match(p, dev, &group);
+	if (!group)
+		return m.found;
+	if (attr_of(dir, "class", v) == 0 && glob_match("0x0604*", v))
+		return 0;
+	if (!m.found && link_base(dir, "iommu_group", v) == 0 && PATH(path, "kernel/iommu_groups/", v, "/devices") == 0)
+		(void)dir_scan(path, mate_fn, &m);
+	return m.found;
+}
+
 /*
  * The device's line, from its directory, opened once: O_PATH, since the
  * directory is only a base for the reads.
@@ -47,9 +85,9 @@ static void list_dev(const char *bus, const char *dev)
 	unsigned i;
 	int o, a, held;
 
-	/* -l does not expand sets: a device that one matches is named by it. */
+	/* -l does not expand sets: a device that one takes is named by it. */
 	for (s = rules; !r && s < rules + conf.nrules; s++)
-		if (s->s.set && !strcmp(s->bus, bus) && set_match(s, dev, &o))
+		if (s->s.set && !strcmp(s->bus, bus) && set_takes(s, dir, dev))
 			r = s;
 
 	line_put(&l, "%s/%s %s", bus, dev, dev_driver(dir, bus, dev, v) < 0 ? "?" : drv_or_none(v));
