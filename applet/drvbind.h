@@ -119,8 +119,7 @@ struct rule {
 enum { BG, LISTING, DRY, QUIET, VERBOSE, FOLLOW, FLAGS };
 extern int flag[FLAGS];
 
-/* mem.c: memcpy and memset (for gcc), and these. */
-void copy(char *d, const char *s);
+/* mem.c: memcpy and memset, for gcc's struct copies; its string helpers are in parse.h. */
 
 /*
  * log.c: a line of LINE_SZ at most, since /dev/kmsg refuses records over

@@ -87,7 +87,8 @@ static int opts_parse(int argc, char **argv, const char **val, int *status)
 
 int main(int argc, char **argv, char **envp)
 {
-	const char *val[VALS] = { NULL }, *root, *err;
+	const char *val[VALS] = { NULL }, *root;
+	char why[WHY_SZ];
 	struct src from;
 	unsigned t = 0;
 	int i, st, pid1 = syscall(SYS_getpid) == 1;
@@ -102,8 +103,8 @@ int main(int argc, char **argv, char **envp)
 	}
 	if ((i = opts_parse(argc, argv, val, &st)) < 0)
 		return st;
-	if (val[SECS] && (err = secs_parse(val[SECS], &t)))
-		return usage_error(err, 't');
+	if (val[SECS] && secs_parse(val[SECS], &t, why) < 0)
+		return usage_error(why, 't');
 	if (flag[LISTING] && argc - i > 1)
 		return usage_error("one bus at most", 'l');
 	/* At boot the console may be quiet or gone: the kernel log keeps the lines. */
