@@ -111,8 +111,8 @@ int main(int argc, char **argv, char **envp)
 	if (i == argc && !val[CMDLINE])
 		log_kmsg(open_at(AT_FDCWD, "/dev/kmsg", O_WRONLY));
 	root = val[ROOT] ? val[ROOT] : "/sys";
-	if ((st = sys_root(root))) {
-		say(LOG_ERR, "%s: not a sysfs tree: %e", root, st);
+	if (sys_root(root) < 0) {
+		say(LOG_ERR, "%s: not a sysfs tree: %m", root);
 		pid1_exec(1, argv, envp);
 	}
 	/* -l takes a bus, not rules: they come from the config file and the command line. */
