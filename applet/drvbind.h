@@ -250,8 +250,8 @@ int rules_apply(int rescan, const char *socket);
 int list_bus(const char *bus);
 int list_all(void);
 
-/* pid1.c */
+/* pid1.c: PID 1's mounts, and the end of every run, PID 1's or not. */
 void pid1_mount(void);
-__attribute__((noreturn)) void pid1_exec(int status, char **argv, char **envp);
+__attribute__((noreturn)) void run_end(int status, char **argv, char **envp);
 
 #endif

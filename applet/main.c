@@ -113,7 +113,7 @@ int main(int argc, char **argv, char **envp)
 	root = val[ROOT] ? val[ROOT] : "/sys";
 	if (sys_root(root) < 0) {
 		say(LOG_ERR, "%s: not a sysfs tree: %m", root);
-		pid1_exec(1, argv, envp);
+		run_end(1, argv, envp);
 	}
 	/* -l takes a bus, not rules: they come from the config file and the command line. */
 	from.n = flag[LISTING] ? 0 : argc - i;
@@ -139,7 +139,7 @@ int main(int argc, char **argv, char **envp)
 		notify_open(envp);
 	/*
 	 * A tree given with -r need not send uevents: it is also re-scanned.
-	 * The run ends in pid1_exec: as PID 1 in the next init, else in exit.
+	 * The run ends in run_end: as PID 1 in the next init, else in exit.
 	 */
-	pid1_exec(rules_apply(val[ROOT] != NULL, val[SOCKET] ? val[SOCKET] : "/run/drvbind.sock"), argv, envp);
+	run_end(rules_apply(val[ROOT] != NULL, val[SOCKET] ? val[SOCKET] : "/run/drvbind.sock"), argv, envp);
 }
