@@ -82,7 +82,7 @@ static void rule_add(const char *text, const char *where)
 {
 	struct spec sp;
 	char why[WHY_SZ];
-	const char *err = rule_parse(&sp, text, why);
+	const char *err = rule_parse(&sp, text, why) < 0 ? why : NULL;
 	struct rule *r = NULL;
 
 	/* A later rule for the same device replaces the earlier one. */
@@ -104,7 +104,7 @@ static void rule_add(const char *text, const char *where)
 static void param(const char *name, const char *val, const char *where)
 {
 	const char *err = NULL, *k = after(name, "drvbind");
-	char *path = NULL;
+	char *path = NULL, why[WHY_SZ];
 
 	if (!val)
 		val = "";
@@ -115,7 +115,7 @@ static void param(const char *name, const char *val, const char *where)
 	else if (*k++ != '.')
 		return;
 	else if (!strcmp(k, "timeout"))
-		err = secs_parse(val, &conf.timeout);
+		err = secs_parse(val, &conf.timeout, why) < 0 ? why : NULL;
 	else if (!strcmp(k, "modprobe"))
 		conf.modprobe = path = modprobe_buf;
 	else if (!strcmp(k, "init"))

@@ -168,19 +168,25 @@ struct look {
 enum { BG, LISTING, DRY, QUIET, VERBOSE, FOLLOW, FLAGS };
 extern int flag[FLAGS];
 
-/* mem.c: memcpy and memset (for gcc), and these. */
-void copy(char *d, const char *s);
+/* mem.c: memcpy and memset, for gcc's struct copies; its string helpers are in parse.h. */
 
-/* log.c: a line of LINE_SZ at most, since /dev/kmsg refuses records over ~992 bytes. */
+/*
+ * log.c: a line of LINE_SZ at most, since /dev/kmsg refuses records over
+ * ~992 bytes. say() makes its own; a line that is no message (-l's, a
+ * datagram) is made in its maker's struct line, which starts zeroed, by
+ * line_put, and goes out with line_write.
+ */
 enum { LINE_SZ = 960 };
+struct line {
+	size_t len;
+	int cut;		/* it was full: "..." ends it, and nothing more goes on */
+	char b[LINE_SZ];
+};
 enum { LOG_ERR = 3, LOG_WARNING = 4, LOG_INFO = 6, LOG_DEBUG = 7 };
 void say(int prio, const char *fmt, ...);
 const char *err_str(int e);
-void put_c(char c);
-void put(const char *s);
-void put_val(const char *s);
-void put_dev(const char *bus, const char *dev);
-void put_line(int fd);
+void line_put(struct line *l, const char *fmt, ...);
+void line_write(struct line *l, int fd);
 char *num_str(char b[24], unsigned long n);
 const char *drv_or_none(const char *d);
 void out_flush(void);
@@ -310,13 +316,12 @@ void notify(int what);
 /* wait.c */
 int rules_apply(int rescan, const char *socket);
 
-/* list.c */
+/* list.c: -l BUS, and -l. */
 int list_bus(const char *bus);
-int list_buses(void);
-void list_absent(void);
+int list_all(void);
 
-/* pid1.c */
+/* pid1.c: PID 1's mounts, and the end of every run, PID 1's or not. */
 void pid1_mount(void);
-__attribute__((noreturn)) void pid1_exec(int status, char **argv, char **envp);
+__attribute__((noreturn)) void run_end(int status, char **argv, char **envp);
 
 #endif

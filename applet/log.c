@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Messages: the one logger, say(), and what it writes to, stderr and
- * /dev/kmsg. Small integers and errno's words by hand, since the printf
- * family and musl's strerror table would outweigh the program.
+ * /dev/kmsg; and lines that are no messages (-l's, a datagram), made
+ * the same way in their makers' buffers. Small integers and errno's
+ * words by hand, since the printf family and musl's strerror table
+ * would outweigh the program.
  * Calls write, mem.c and main.c's flag.
  */
 #include <errno.h>
@@ -16,17 +18,16 @@ enum { SHOW_MAX = 80 };	/* bytes of a refused rule quoted in its message */
 
 /*
  * The logger's state: /dev/kmsg at boot (or -1), which keeps the lines
- * when the console is quiet or gone; the lengths of the line being made
- * and of what waits in `out'; whether lines wait (batch); and whether
- * the line being made was cut.
+ * when the console is quiet or gone; the length of what waits in `out';
+ * and whether lines wait (batch).
  */
 static struct {
-	int kmsg, batch, cut;
-	size_t line_len, out_len;
+	int kmsg, batch;
+	size_t out_len;
 } lg = { .kmsg = -1 };
 
-/* "<N>" is kept in front for /dev/kmsg; stderr gets the line after it. */
-static char line[LINE_SZ];
+/* say()'s line: "<N>" is kept in front for /dev/kmsg; stderr gets the line after it. */
+static struct line msg;
 
 /*
  * While the rules are looked at (batch), stderr's lines wait here and go
@@ -36,7 +37,7 @@ static char line[LINE_SZ];
  */
 static char out[4 * LINE_SZ];
 
-__attribute__((noinline)) void out_flush(void)
+void out_flush(void)
 {
 	if (lg.out_len)
 		(void)!write(2, out, lg.out_len);
@@ -61,41 +62,42 @@ void log_kmsg(int fd)
 /*
  * n bytes of the line, whole: where they do not fit, "..." ends the
  * line instead, and nothing more goes on it, so that an escape is never
- * cut in two. The room left keeps the "...", and line_end's newline.
+ * cut in two. The room left keeps the "...", and the newline that ends
+ * the line.
  */
-static void put_n(const char *s, size_t n)
+static void put_n(struct line *l, const char *s, size_t n)
 {
-	if (lg.cut)
+	if (l->cut)
 		return;
-	if (lg.line_len + n > sizeof line - 5) {
-		memcpy(line + lg.line_len, "...", 3);
-		lg.line_len += 3;
-		lg.cut = 1;
+	if (l->len + n > sizeof l->b - 5) {
+		memcpy(l->b + l->len, "...", 3);
+		l->len += 3;
+		l->cut = 1;
 		return;
 	}
-	memcpy(line + lg.line_len, s, n);
-	lg.line_len += n;
+	memcpy(l->b + l->len, s, n);
+	l->len += n;
 }
 
-void put_c(char c)
+static void put_c(struct line *l, char c)
 {
-	put_n(&c, 1);
+	put_n(l, &c, 1);
 }
 
 /* The line's own text: the format's, or a label. A value goes through put_val. */
-void put(const char *s)
+static void put(struct line *l, const char *s)
 {
 	while (*s)
-		put_c(*s++);
+		put_c(l, *s++);
 }
 
 /* A byte as \xNN, in lowercase hex as the kernel's %02x, whole. */
-static void put_hex(unsigned char c)
+static void put_hex(struct line *l, unsigned char c)
 {
 	static const char hex[] = "0123456789abcdef";
 	char e[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
 
-	put_n(e, sizeof e);
+	put_n(l, e, sizeof e);
 }
 
 /*
@@ -109,12 +111,12 @@ static void put_hex(unsigned char c)
  * locale drvbind cannot know. The names and ids in sysfs are ASCII in
  * practice.
  */
-static void put_byte(unsigned char c)
+static void put_byte(struct line *l, unsigned char c)
 {
 	if (c < 0x20 || c >= 0x7f || c == '\\')
-		put_hex(c);
+		put_hex(l, c);
 	else
-		put_c((char)c);
+		put_c(l, (char)c);
 }
 
 /*
@@ -126,10 +128,10 @@ static void put_byte(unsigned char c)
  * rewrite what follows. A backslash is escaped as well, so that "\x0a"
  * in a value shows as "\x5cx0a", never as an escaped newline.
  */
-void put_val(const char *s)
+static void put_val(struct line *l, const char *s)
 {
 	for (; *s; s++)
-		put_byte((unsigned char)*s);
+		put_byte(l, (unsigned char)*s);
 }
 
 /* Small integers by hand: the printf family would outweigh the program. */
@@ -145,20 +147,20 @@ char *num_str(char b[24], unsigned long n)
 }
 
 /* "BUS/DEVICE", or just "DEVICE" where the bus is not known. */
-void put_dev(const char *bus, const char *dev)
+static void put_dev(struct line *l, const char *bus, const char *dev)
 {
 	if (*bus) {
-		put_val(bus);
-		put_c('/');
+		put_val(l, bus);
+		put_c(l, '/');
 	}
-	put_val(dev);
+	put_val(l, dev);
 }
 
-static void put_num(unsigned long n)
+static void put_num(struct line *l, unsigned long n)
 {
 	char b[24];
 
-	put(num_str(b, n));
+	put(l, num_str(b, n));
 }
 
 /*
@@ -200,89 +202,90 @@ const char *err_str(int e)
 }
 
 /* Quotes text that was refused: it may hold any byte, and any length. */
-static void put_show(const char *s)
+static void put_show(struct line *l, const char *s)
 {
 	size_t n;
 
-	put_c('"');
+	put_c(l, '"');
 	for (n = 0; *s && n < SHOW_MAX; s++, n++) {
 		if (*s == '"')
-			put_hex('"');
+			put_hex(l, '"');
 		else
-			put_byte((unsigned char)*s);
+			put_byte(l, (unsigned char)*s);
 	}
-	put(*s ? "\"..." : "\"");
+	put(l, *s ? "\"..." : "\"");
 }
 
 /* One conversion of say()'s format: the character after the '%'. */
-static void put_arg(char conv, va_list *ap)
+static void put_arg(struct line *l, char conv, va_list *ap)
 {
 	const struct rule *r;
-	const void *p;
+	const char *s;
 	int n;
 
-	/*
-	 * Few va_arg()s: each is a dozen instructions on arm64. A rule is
-	 * taken as a pointer, as a string is: every pointer passes alike on
-	 * the ABIs drvbind is built for.
-	 */
 	switch (conv) {
 	case 's':
 	case 'q':
+		s = va_arg(*ap, const char *);
+		if (conv == 's')
+			put_val(l, s);
+		else
+			put_show(l, s);
+		break;
 	case 'r':
-		p = va_arg(*ap, const void *);
-		if (conv == 's') {
-			put_val(p);
-		} else if (conv == 'q') {
-			put_show(p);
-		} else {
-			r = p;
-			put_dev(r->bus, r->s.dev);
-		}
+		r = va_arg(*ap, const struct rule *);
+		put_dev(l, r->bus, r->s.dev);
 		break;
 	case 'u':
+		put_num(l, va_arg(*ap, unsigned));
+		break;
 	case 'e':
 	case 'm':
-		/* An unsigned passes as an int: every %u is small. */
 		n = conv == 'm' ? errno : va_arg(*ap, int);
-		if (conv == 'u')
-			put_num((unsigned)n);
-		else if (n >= 0)
-			put(err_str(n));
+		if (n >= 0)
+			put(l, err_str(n));
 		break;
 	}
 }
 
 /*
- * The line made goes to /dev/kmsg (at boot) with its priority, and to
+ * say()'s line goes to /dev/kmsg (at boot) with its priority, and to
  * stderr unless -q hides it.
  */
-static void line_end(int prio)
+static void msg_end(int prio)
 {
-	line[lg.line_len++] = '\n';
-	line[0] = '<', line[1] = (char)('0' + prio), line[2] = '>';
+	msg.b[msg.len++] = '\n';
+	msg.b[0] = '<', msg.b[1] = (char)('0' + prio), msg.b[2] = '>';
 	if (lg.kmsg >= 0 && prio != LOG_DEBUG)
-		(void)!write(lg.kmsg, line, lg.line_len);
+		(void)!write(lg.kmsg, msg.b, msg.len);
 	if (!flag[QUIET] || prio <= LOG_WARNING) {
-		if (lg.out_len + lg.line_len > sizeof out)
+		if (lg.out_len + msg.len > sizeof out)
 			out_flush();
-		memcpy(out + lg.out_len, line + 3, lg.line_len - 3);
-		lg.out_len += lg.line_len - 3;
+		memcpy(out + lg.out_len, msg.b + 3, msg.len - 3);
+		lg.out_len += msg.len - 3;
 		if (!lg.batch)
 			out_flush();
 	}
-	lg.line_len = 0;
-	lg.cut = 0;
 }
 
 /*
- * The one logger: one whole message a call, errno kept. "%s" a string,
- * "%q" refused input quoted, "%u" a number, "%e" an errno's text (or
- * SHORT_WRITE's), "%m" errno's own, "%r" a rule's device as
- * "BUS/DEVICE" (just "DEVICE" while its bus is not known). The format's
- * own text goes as it is; what "%s" and "%r" bring is a value, escaped
- * (put_val): it may come from a device.
+ * The format's conversions: "%s" a string, "%q" refused input quoted,
+ * "%u" a number, "%e" an errno's text (or SHORT_WRITE's), "%m" errno's
+ * own, "%r" a rule's device as "BUS/DEVICE" (just "DEVICE" while its
+ * bus is not known). The format's own text goes as it is; what "%s"
+ * and "%r" bring is a value, escaped (put_val): it may come from a
+ * device.
  */
+static void put_fmt(struct line *l, const char *fmt, va_list *ap)
+{
+	for (; *fmt; fmt++)
+		if (*fmt != '%')
+			put_c(l, *fmt);
+		else
+			put_arg(l, *++fmt, ap);
+}
+
+/* The one logger: one whole message a call, errno kept; its format as put_fmt's. */
 void say(int prio, const char *fmt, ...)
 {
 	va_list ap;
@@ -290,26 +293,31 @@ void say(int prio, const char *fmt, ...)
 
 	if (prio == LOG_DEBUG && !flag[VERBOSE])
 		return;
-	lg.line_len = 3;
-	lg.cut = 0;
-	put("drvbind: ");
+	msg.len = 3;
+	msg.cut = 0;
+	put(&msg, "drvbind: ");
 	va_start(ap, fmt);
-	for (; *fmt; fmt++)
-		if (*fmt != '%')
-			put_c(*fmt);
-		else
-			put_arg(*++fmt, &ap);
+	put_fmt(&msg, fmt, &ap);
 	va_end(ap);
-	line_end(prio);
+	msg_end(prio);
 	errno = e;
 }
 
-/* The line put() made goes to fd, alone. */
-void put_line(int fd)
+/* Adds to a line that is no message (-l's, a datagram) what fmt says, as say() would. */
+void line_put(struct line *l, const char *fmt, ...)
 {
-	(void)!write(fd, line, lg.line_len);
-	lg.line_len = 0;
-	lg.cut = 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	put_fmt(l, fmt, &ap);
+	va_end(ap);
+}
+
+/* A line that line_put made goes to fd, with its newline, in one write. */
+void line_write(struct line *l, int fd)
+{
+	l->b[l->len++] = '\n';
+	(void)!write(fd, l->b, l->len);
 }
 
 const char *drv_or_none(const char *d)

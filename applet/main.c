@@ -87,7 +87,8 @@ static int opts_parse(int argc, char **argv, const char **val, int *status)
 
 int main(int argc, char **argv, char **envp)
 {
-	const char *val[VALS] = { NULL }, *root, *err;
+	const char *val[VALS] = { NULL }, *root;
+	char why[WHY_SZ];
 	struct src from;
 	unsigned t = 0;
 	int i, st, pid1 = syscall(SYS_getpid) == 1;
@@ -102,17 +103,17 @@ int main(int argc, char **argv, char **envp)
 	}
 	if ((i = opts_parse(argc, argv, val, &st)) < 0)
 		return st;
-	if (val[SECS] && (err = secs_parse(val[SECS], &t)))
-		return usage_error(err, 't');
+	if (val[SECS] && secs_parse(val[SECS], &t, why) < 0)
+		return usage_error(why, 't');
 	if (flag[LISTING] && argc - i > 1)
 		return usage_error("one bus at most", 'l');
 	/* At boot the console may be quiet or gone: the kernel log keeps the lines. */
 	if (i == argc && !val[CMDLINE])
 		log_kmsg(open_at(AT_FDCWD, "/dev/kmsg", O_WRONLY));
 	root = val[ROOT] ? val[ROOT] : "/sys";
-	if ((st = sys_root(root))) {
-		say(LOG_ERR, "%s: not a sysfs tree: %e", root, st);
-		pid1_exec(1, argv, envp);
+	if (sys_root(root) < 0) {
+		say(LOG_ERR, "%s: not a sysfs tree: %m", root);
+		run_end(1, argv, envp);
 	}
 	/* -l takes a bus, not rules: they come from the config file and the command line. */
 	from.n = flag[LISTING] ? 0 : argc - i;
@@ -125,9 +126,7 @@ int main(int argc, char **argv, char **envp)
 	if (flag[LISTING]) {
 		if (argv[i])
 			return list_bus(argv[i]) < 0;
-		st = list_buses() < 0;
-		list_absent();
-		return st;
+		return list_all() < 0;
 	}
 	/*
 	 * drvbind.follow=1 on the command line or in the config file. A dry
@@ -140,7 +139,7 @@ int main(int argc, char **argv, char **envp)
 		notify_open(envp);
 	/*
 	 * A tree given with -r need not send uevents: it is also re-scanned.
-	 * The run ends in pid1_exec: as PID 1 in the next init, else in exit.
+	 * The run ends in run_end: as PID 1 in the next init, else in exit.
 	 */
-	pid1_exec(rules_apply(val[ROOT] != NULL, val[SOCKET] ? val[SOCKET] : "/run/drvbind.sock"), argv, envp);
+	run_end(rules_apply(val[ROOT] != NULL, val[SOCKET] ? val[SOCKET] : "/run/drvbind.sock"), argv, envp);
 }

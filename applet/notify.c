@@ -32,12 +32,6 @@ enum { HELD, WAITS, FAILS, ABSENT, COUNTS };
  */
 static int sd = -1, s6 = -1, sd_due, s6_due;
 
-/* A datagram for systemd: the longest, RELOADING=1 with its time and the counts, is under 140 bytes. */
-static struct {
-	char b[192];
-	size_t n;
-} dg;
-
 /*
  * s6-supervise runs a service in its directory, where notification-fd
  * names the fd it reads readiness from. Only a pipe is taken for it: a
@@ -103,26 +97,20 @@ void notify_poll(struct pollfd *pfd)
 	pfd->events = POLLOUT;
 }
 
-static void dg_put(const char *s)
-{
-	while (*s && dg.n < sizeof dg.b)
-		dg.b[dg.n++] = *s++;
-}
-
 /*
  * One datagram to systemd's socket: what (READY, RELOADING, STOPPING,
  * or STATUS alone), then the counts. Whether the socket had no room.
+ * The longest, RELOADING=1 with its time and the counts, is under 140
+ * bytes: the line is never cut.
  */
 static int dg_send(int what, const unsigned *count)
 {
-	static const char *const say_what[] = { "READY=1\n", "RELOADING=1\nMONOTONIC_USEC=", "STOPPING=1\n", "" };
-	static const char *const label[COUNTS] = { "STATUS=held ", ", waiting ", ", failed ", ", absent " };
+	static const char *const say_what[] = { "READY=1\n", "RELOADING=1\n", "STOPPING=1\n", "" };
+	struct line dg = { 0 };
 	struct timespec ts;
-	char b[24];
-	int i;
+	char s[24], us[24];
 
-	dg.n = 0;
-	dg_put(say_what[what]);
+	line_put(&dg, say_what[what]);
 	/*
 	 * systemd 253 on takes a reload as begun only with its time:
 	 * CLOCK_MONOTONIC in µs, which a 32-bit long cannot hold, so the
@@ -130,16 +118,13 @@ static int dg_send(int what, const unsigned *count)
 	 */
 	if (what == RELOADING) {
 		(void)syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
-		dg_put(num_str(b, (unsigned long)ts.tv_sec));
-		dg_put(num_str(b, (unsigned long)(ts.tv_nsec / 1000 + 1000000)) + 1);
-		dg_put("\n");
+		line_put(&dg, "MONOTONIC_USEC=%s%s\n", num_str(s, (unsigned long)ts.tv_sec),
+		    num_str(us, (unsigned long)(ts.tv_nsec / 1000 + 1000000)) + 1);
 	}
-	for (i = 0; i < COUNTS; i++) {
-		dg_put(label[i]);
-		dg_put(num_str(b, count[i]));
-	}
+	line_put(&dg, "STATUS=held %u, waiting %u, failed %u, absent %u", count[HELD], count[WAITS], count[FAILS],
+	    count[ABSENT]);
 	/* The socket does not block: a datagram goes whole, or not at all. */
-	return write(sd, dg.b, dg.n) < 0 && errno == EAGAIN;
+	return write(sd, dg.b, dg.len) < 0 && errno == EAGAIN;
 }
 
 /*

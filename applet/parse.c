@@ -61,12 +61,20 @@ char *cmdline_next(char **args, char **val)
 	return param;
 }
 
+/* The reason a text is refused, into why: -1. */
+static int refuse(char why[WHY_SZ], const char *reason)
+{
+	copy(why, reason);
+	return -1;
+}
+
 /*
  * A name becomes one component of a path under the sysfs root, so it must
  * not climb out ("..") or descend ("/"); control bytes and anything but
  * printable ASCII would also corrupt the one-line messages and /dev/kmsg.
+ * Copies it into dst: 0, or -1 with why saying what is wrong with it.
  */
-static const char *name_check(const char *s, size_t len, const char *what, char *why)
+static int name_copy(char *dst, const char *s, size_t len, const char *what, char why[WHY_SZ])
 {
 	const char *reason = NULL;
 	size_t i;
@@ -90,25 +98,14 @@ static const char *name_check(const char *s, size_t len, const char *what, char 
 		else if (c > 0x7f)
 			reason = "non-ASCII byte in ";
 	}
-	if (!reason)
-		return NULL;
-	/* Both parts are literals, shorter than WHY_SZ together. */
-	for (i = 0; *reason; )
-		why[i++] = *reason++;
-	while ((why[i++] = *what++))
-		;
-	return why;
-}
-
-static const char *name_copy(char *dst, const char *s, size_t len, const char *what, char *why)
-{
-	const char *err = name_check(s, len, what, why);
-
-	if (err)
-		return err;
+	if (reason) {
+		/* Both parts are literals, shorter than WHY_SZ together. */
+		copy(why, reason);
+		return refuse(why + str_len(why), what);
+	}
 	memcpy(dst, s, len);
 	dst[len] = '\0';
-	return NULL;
+	return 0;
 }
 
 int glob_match(const char *p, const char *s)
@@ -140,44 +137,43 @@ int glob_match(const char *p, const char *s)
  * parent's. A
  * set is matched against one bus's ids, which other buses may share.
  */
-static const char *set_check(const struct spec *sp)
+static int set_check(const struct spec *sp, char why[WHY_SZ])
 {
 	const char *i = sp->dev, *e;
 
 	if (!sp->bus[0])
-		return "a set needs its BUS/";
+		return refuse(why, "a set needs its BUS/");
 	for (;; i = e + 1) {
 		for (e = i; *e && *e != ',' && *e != '='; e++)
 			;
 		if (e == i)
-			return "an empty item in a set";
+			return refuse(why, "an empty item in a set");
 		if (*e == '=')
 			while (*e && *e != ',')
 				e++;
 		else if (i != sp->dev && after(i, "iommu_group") != e)
-			return "not ATTR=PATTERN or iommu_group";
+			return refuse(why, "not ATTR=PATTERN or iommu_group");
 		if (!*e)
-			return NULL;
+			return 0;
 	}
 }
 
-const char *rule_parse(struct spec *sp, const char *text, char why[WHY_SZ])
+int rule_parse(struct spec *sp, const char *text, char why[WHY_SZ])
 {
 	size_t len = str_len(text);
 	const char *colon, *slash, *dev = text, *drv;
 	size_t devlen, drvlen;
-	const char *err;
 
 	memset(sp, 0, sizeof *sp);
 	if (!len)
-		return "empty rule";
+		return refuse(why, "empty rule");
 	if (len > RULE_TEXT_MAX)
-		return "rule too long";
+		return refuse(why, "rule too long");
 	/* Bus ids contain colons and no driver name does: split at the last. */
 	for (colon = text + len; colon > text && colon[-1] != ':'; colon--)
 		;
 	if (colon-- == text)
-		return "no ':' before the driver";
+		return refuse(why, "no ':' before the driver");
 	drv = colon + 1;
 	drvlen = len - (size_t)(drv - text);
 	/* The kernel keeps quotes that do not open the value: drvbind=1-1:1.0:"A B". */
@@ -189,34 +185,33 @@ const char *rule_parse(struct spec *sp, const char *text, char why[WHY_SZ])
 	for (slash = text; slash < colon && *slash != '/'; slash++)
 		;
 	if (slash < colon) {
-		if ((err = name_copy(sp->bus, text, (size_t)(slash - text), "bus", why)))
-			return err;
+		if (name_copy(sp->bus, text, (size_t)(slash - text), "bus", why))
+			return -1;
 		dev = slash + 1;
 	}
 	devlen = (size_t)(colon - dev);
-	if ((err = name_copy(sp->dev, dev, devlen, "device", why)) ||
-	    (err = name_copy(sp->drv, drv, drvlen, "driver", why)))
-		return err;
+	if (name_copy(sp->dev, dev, devlen, "device", why) || name_copy(sp->drv, drv, drvlen, "driver", why))
+		return -1;
 	for (dev = sp->dev; *dev; dev++)
 		sp->set |= *dev == '*' || *dev == '?' || *dev == ',' || *dev == '=';
-	return sp->set ? set_check(sp) : NULL;
+	return sp->set ? set_check(sp, why) : 0;
 }
 
-const char *secs_parse(const char *text, unsigned *secs)
+int secs_parse(const char *text, unsigned *secs, char why[WHY_SZ])
 {
 	unsigned long n = 0;
 
 	if (!*text)
-		return "empty";
+		return refuse(why, "empty");
 	for (; *text; text++) {
 		if (*text < '0' || *text > '9')
-			return "not a whole number of seconds";
+			return refuse(why, "not a whole number of seconds");
 		n = n * 10 + (unsigned)(*text - '0');
 		if (n > TIMEOUT_MAX)
-			return "more than a day";
+			return refuse(why, "more than a day");
 	}
 	*secs = (unsigned)n;
-	return NULL;
+	return 0;
 }
 
 int uevent_parse(char *msg, size_t len, char **action, char **devpath, const char **subsystem)

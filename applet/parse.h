@@ -9,7 +9,7 @@ enum {
 	NAME_SZ = 128,		/* bus, device and driver names, with the NUL */
 	RULE_TEXT_MAX = 3 * NAME_SZ,
 	TIMEOUT_MAX = 86400,	/* seconds; a day is more than any boot */
-	WHY_SZ = 64,		/* a refused name's reason, made by rule_parse */
+	WHY_SZ = 64,		/* the reason a parser refuses a text, with the NUL */
 };
 
 /* strlen, in mem.c; musl's word-at-a-time one is a hundred bytes more, for names this short. */
@@ -17,6 +17,9 @@ size_t str_len(const char *s);
 
 /* mem.c: what follows the prefix p in s, or NULL where s does not start with it. */
 const char *after(const char *s, const char *p);
+
+/* mem.c: strcpy; the caller has checked the length. */
+void copy(char *d, const char *s);
 
 /*
  * One parsed rule: "[BUS/]DEVICE:DRIVER". An empty bus means "any bus".
@@ -45,13 +48,15 @@ int glob_match(const char *p, const char *s);
 char *cmdline_next(char **args, char **val);
 
 /*
- * Fills s from text; returns NULL or the reason the rule is refused,
- * a literal or, for a refused name, made in why.
+ * The parsers of what a user writes make words, not errnos: each
+ * returns 0, or -1 with the reason it refuses the text in why.
  */
-const char *rule_parse(struct spec *s, const char *text, char why[WHY_SZ]);
 
-/* Decimal seconds 0..TIMEOUT_MAX; returns NULL or the reason. */
-const char *secs_parse(const char *text, unsigned *secs);
+/* Fills s from text. */
+int rule_parse(struct spec *s, const char *text, char why[WHY_SZ]);
+
+/* Decimal seconds 0..TIMEOUT_MAX into *secs, left alone where refused. */
+int secs_parse(const char *text, unsigned *secs, char why[WHY_SZ]);
 
 /*
  * A kernel uevent datagram: "ACTION@DEVPATH\0KEY=VALUE\0...". Points

@@ -40,10 +40,11 @@ void pid1_mount(void)
 }
 
 /*
- * PID 1 runs the next init, whatever happened; any other process, PID
- * 1's background child too, exits with status.
+ * Where every run ends, whatever happened: a process other than PID 1
+ * (PID 1's background child too) exits with status; PID 1, which must
+ * not exit, undoes its mounts and runs the next init, or waits forever.
  */
-void pid1_exec(int status, char **argv, char **envp)
+void run_end(int status, char **argv, char **envp)
 {
 	static const char *const init[] = { init_path, "/init", "/sbin/init", "/etc/init", "/bin/init", "/bin/sh" };
 	int i;

@@ -282,14 +282,18 @@ int dir_next(const char *path, char *name)
 
 /*
  * Only a base for the *at calls: O_PATH does not open the directory
- * itself. Returns 0, or why root is no sysfs tree (ENOENT: no bus/).
+ * itself. 0, or -1 with errno saying why root is no sysfs tree (ENOENT:
+ * it has no bus/).
  */
 int sys_root(const char *root)
 {
 	sysfd = open_at(AT_FDCWD, root, O_PATH | O_DIRECTORY);
 	if (sysfd < 0)
-		return errno;
-	return sys_exists("bus/") ? 0 : ENOENT;
+		return -1;
+	if (sys_exists("bus/"))
+		return 0;
+	errno = ENOENT;
+	return -1;
 }
 
 /* The root's fd, for a path that another directory fd may stand in for. */

@@ -191,6 +191,19 @@ gpu_slot() {
 	EOF
 }
 
+@test "-l names the rule of every device of the IOMMU group a set takes, and not the group's bridge" {
+	fake_driver pci pcieport 'match=*'
+	fake_device pci 0000:00:01.0 driver=pcieport override pciclass=0x060400 group=1
+	gpu_slot group=1
+	fake_conf "pci/0000:01:00.0,iommu_group:vfio-pci"
+	run_says 0 - drvbind -l pci <<-EOF
+	pci/0000:00:01.0 pcieport
+	pci/0000:01:00.0 nouveau vendor=0x10de device=0x1b80 rule=vfio-pci
+	pci/0000:01:00.1 snd_hda_intel vendor=0x10de device=0x10f0 rule=vfio-pci
+	pci/0000:02:00.0 e1000 vendor=0x8086 device=0x100e
+	EOF
+}
+
 @test "malformed sets are refused by name, and the good rules beside them still apply" {
 	gpu_slot
 	fake_driver pci pci-stub 'match=*'

@@ -43,7 +43,8 @@ HELPER void name_ok(const char *s, int may_be_empty)
 HELPER void secs_check(const char *text)
 {
 	unsigned secs = 12345;
-	const char *err = secs_parse(text, &secs);
+	char why[WHY_SZ] = "";
+	int ret = secs_parse(text, &secs, why);
 	size_t n = strlen(text), i;
 	int digits = n > 0;
 	unsigned long long v = 0;
@@ -55,10 +56,10 @@ HELPER void secs_check(const char *text)
 			v = v * 10 + (unsigned)(text[i] - '0');
 	}
 	if (digits && v <= TIMEOUT_MAX) {
-		CHECK(!err);
+		CHECK(ret == 0 && !*why);
 		CHECK(secs == v);
 	} else {
-		CHECK(err && *err);
+		CHECK(ret == -1 && *why && strlen(why) < WHY_SZ);
 		CHECK(secs == 12345);
 	}
 }
@@ -67,15 +68,16 @@ HELPER void secs_check(const char *text)
 HELPER void rule_check(const char *text)
 {
 	struct spec s;
-	char why[WHY_SZ];
-	const char *err = rule_parse(&s, text, why);
+	char why[WHY_SZ] = "";
+	int ret = rule_parse(&s, text, why);
 	char back[3 * NAME_SZ + 8];
 	size_t n = strlen(text);
 
-	if (err) {
-		CHECK(*err);
+	if (ret) {
+		CHECK(ret == -1 && *why && strlen(why) < WHY_SZ);
 		return;
 	}
+	CHECK(!*why);
 	CHECK(n <= RULE_TEXT_MAX);
 	name_ok(s.bus, 1);
 	name_ok(s.dev, 0);
