@@ -42,7 +42,9 @@ fi
 
 # apt_do CMD ARGS...: apt-get or apt-cache on the machine's sources, or on the
 # suite's own list. A suite's choice ignores the machine's pins too: one
-# there for the machine's own packages must not pick another kernel.
+# there for the machine's own packages must not pick another kernel; and
+# its installed packages (dpkg's status): a linux-image-amd64 installed
+# here would name the machine's own kernel, which the suite does not have.
 apt_do() {
 	cmd=$1
 	shift
@@ -51,6 +53,7 @@ apt_do() {
 			-o Dir::Etc::SourceParts=/dev/null \
 			-o Dir::Etc::Preferences=/dev/null \
 			-o Dir::Etc::PreferencesParts=/dev/null \
+			-o Dir::State::status=/dev/null \
 			-o "Dir::State::Lists=$cache/apt/lists" \
 			-o "Dir::Cache=$cache/apt/cache" "$@"
 	fi
