@@ -23,17 +23,11 @@
 
 load helper
 
-# as at boot: the fake over /sys, only the fake's uevents
+# as at boot: the fake over /sys, only the fake's uevents, drvbind run
+# by boot_drvbind (with -r it would look every 250 ms too, and a window's
+# refusal would be written again each time)
 setup() {
 	fake_setup_boot
-}
-
-# boot_drvbind ARG...: drvbind as at boot, on the fake over /sys with no
-# -r: only a uevent brings its next look (with -r it would also look
-# every 250 ms, and a window's refusal would be written again each time)
-boot_drvbind() {
-	nsenter -t "$FAKE_MNT" -n -m -- ${RUN:+"$RUN"} "$BIN" -k "$FAKE/cmdline" \
-		-c "$FAKE/conf" -m "$FAKE/modprobe" -s "$FAKE/follow.sock" "$@"
 }
 
 # kernel VERSION: the fake replays that kernel's orderings

@@ -239,7 +239,7 @@ conf_read() {
 	chmod 666 "$PUBLIC/drvbind.conf"
 	as_nobody sh -c "echo 'pci/$NIC2:none' >'$PUBLIC/drvbind.conf'"
 	kill -HUP "$FOLLOW_PID"
-	until grep -q 'not read' "$FAKE/follow.out"; do sleep 0.01; done
+	wait_for "$FAKE/follow.out" 'not read' "$FOLLOW_PID"
 	assert_driver pci "$NIC2" pci-stub
 	follow_said <<-EOF
 	drvbind: pci/$NIC2: e1000 -> pci-stub
