@@ -563,7 +563,8 @@ driver_registers() {
 #   driver=D          bound to D (made, matching nothing, if missing)
 #   override          driver_override, reading "(null)", as every PCI
 #                     device has since 3.16
-#   vendor=V device=D, idVendor=V idProduct=P, serial=S, boot_vga=0|1
+#   vendor=V device=D, subsystem_vendor=V subsystem_device=D,
+#   idVendor=V idProduct=P, serial=S, boot_vga=0|1
 #                     those attributes, reading V, D, P, S (a PCI
 #                     device's ids, "0x8086"; a USB device's, "0781",
 #                     and the serial number its descriptor gives, a
@@ -612,7 +613,8 @@ fake_device() {
 	for a; do
 		case $a in
 		override) echo '(null)' >"$d/driver_override" ;;
-		vendor=* | device=* | idVendor=* | idProduct=* | serial=* | boot_vga=*)
+		vendor=* | device=* | subsystem_vendor=* | subsystem_device=* | idVendor=* | idProduct=* | \
+			serial=* | boot_vga=*)
 			printf '%s\n' "${a#*=}" >"$d/${a%%=*}"
 			;;
 		class=*) printf '%s\n' "${a#class=}" >"$d/bInterfaceClass" ;;
