@@ -1175,6 +1175,26 @@ follow_said() {
 	assert_output_is "$@"
 }
 
+# taken_over [ARG...] <<<TEXT: a second follower (follow ARGs) takes the
+# place of the running one, which ends with status 0 having said TEXT
+# exactly (kept in $FAKE/first.out); FOLLOW_PID is the newcomer's
+taken_over() {
+	local first=$FOLLOW_PID st=0
+	mv "$FAKE/follow.out" "$FAKE/first.out"
+	follow "$@"
+	ended "$first" || {
+		echo "the follower before, $first, did not end"
+		return 1
+	}
+	wait "$first" || st=$?
+	if ((st)); then
+		echo "the follower before ended with status $st"
+		return 1
+	fi
+	run cat "$FAKE/first.out"
+	assert_output_is
+}
+
 # stopped COMMAND [ARG...]: COMMAND with the follower stopped (SIGSTOP,
 # then SIGCONT), so that it wakes on the state after all of it (the
 # uevents wait on its socket): several kernel steps seen as one
@@ -1402,6 +1422,17 @@ override_is() {
 # where a move or its rollback left it.
 nic_is() {
 	assert_driver pci "$E1000" "$1" && override_is "$2"
+}
+
+# authorized_is 0|1: the USB interface's (USB_IF's) authorized, read
+# through the mount
+authorized_is() {
+	local got
+	got=$(cat "$SYS/$USB_IF_DEV/authorized")
+	[[ $got == "$1" ]] || {
+		echo "authorized is $got, not $1"
+		return 1
+	}
 }
 
 # log_has LINE: LINE is one whole line of the write log, wherever it is

@@ -10,16 +10,6 @@ load helper
 
 SERIO_DEV=devices/platform/i8042/serio0
 
-# authorized_is 0|1: the interface's authorized, read through the mount
-authorized_is() {
-	local got
-	got=$(cat "$SYS/$USB_IF_DEV/authorized")
-	[[ $got == "$1" ]] || {
-		echo "authorized is $got, not $1"
-		return 1
-	}
-}
-
 # interface_is D|none 0|1: the interface on driver D, or on none
 # (assert_driver), and its authorized (authorized_is)
 interface_is() {
