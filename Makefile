@@ -279,7 +279,7 @@ bench: deps
 	$(MAKE) ARCH= all initramfs $(TEST_BIN)
 	test/bench/bench.sh
 
-demo: deps
+demo: demo-deps
 	sh test/qemu/demo.sh
 
 demo-fake: deps
@@ -301,22 +301,38 @@ DEPS += musl-tools gcc make bats parallel fuse3 libfuse3-dev pkg-config binutils
        gnuplot-nox driverctl dpdk usbip runit socat \
        $(foreach a,$(CROSS),gcc-$(TRIPLET_$a) musl-dev:$a) qemu-user-static qemu-system-arm
 
+# make demo's alone (test/qemu/demo.sh): the build and its prepend
+# image (musl-tools, gcc, make, binutils' readelf, cpio), Debian's
+# kernel with its modules resolved (kmod), the busybox test image and
+# QEMU. No cross build, no test tool, no package builder.
+DEMO_DEPS = musl-tools gcc make binutils cpio kmod busybox-static qemu-system-x86
+
 # A mirror that fails one index (a security suite without armhf, say)
 # fails apt-get update whole, though every other index came: the install
 # goes on with what came, and fails itself where a package is missing.
-APT_UPDATE = apt-get update || echo "make deps: apt-get update failed in part; installing from what it fetched" >&2
+APT_UPDATE = apt-get update || echo "make $@: apt-get update failed in part; installing from what it fetched" >&2
+
+# install_deps ARCHS,PACKAGES: each foreign architecture of ARCHS added
+# to dpkg, then the PACKAGES not installed yet; as a normal user, what
+# root would run is said instead.
+define install_deps
+@have=$$(dpkg --print-foreign-architectures); for a in $1; do \
+case " $$(echo $$have) " in *" $$a "*) continue ;; esac; \
+if [ "$$(id -u)" != 0 ]; then echo "make $@: as root run: dpkg --add-architecture $$a" >&2; exit 1; fi; \
+echo "make $@: dpkg --add-architecture $$a"; dpkg --add-architecture $$a || exit 1; $(APT_UPDATE); done
+@missing=; for p in $2; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+[ -z "$$missing" ] && exit 0; \
+if [ "$$(id -u)" != 0 ]; then echo "make $@: missing Debian packages; as root run: apt-get install$$missing" >&2; exit 1; fi; \
+echo "make $@: installing$$missing"; \
+DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing || \
+{ $(APT_UPDATE); DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; }
+endef
 
 deps:
-	@have=$$(dpkg --print-foreign-architectures); for a in $(CROSS); do \
-	case " $$(echo $$have) " in *" $$a "*) continue ;; esac; \
-	if [ "$$(id -u)" != 0 ]; then echo "make deps: as root run: dpkg --add-architecture $$a" >&2; exit 1; fi; \
-	echo "make deps: dpkg --add-architecture $$a"; dpkg --add-architecture $$a || exit 1; $(APT_UPDATE); done
-	@missing=; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	[ -z "$$missing" ] && exit 0; \
-	if [ "$$(id -u)" != 0 ]; then echo "make deps: missing Debian packages; as root run: apt-get install$$missing" >&2; exit 1; fi; \
-	echo "make deps: installing$$missing"; \
-	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing || \
-	{ $(APT_UPDATE); DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; }
+	$(call install_deps,$(CROSS),$(DEPS))
+
+demo-deps:
+	$(call install_deps,,$(DEMO_DEPS))
 
 
 # What make install puts where: MODE:SOURCE:DESTINATION, one file a
@@ -363,4 +379,4 @@ clean:
 	rm -rf build
 
 .PHONY: all initramfs size print-cc print-nm test check check-cross check-asan check-ubsan fuzz \
-	bench demo demo-fake deps install uninstall clean
+	bench demo demo-fake deps demo-deps install uninstall clean

@@ -564,3 +564,14 @@ usb/usb1 usb idVendor=1d6b idProduct=0002 serial=0000:00:1d.7"
 	assert_driver pci "$E1000" e1000
 	assert_driver pci 0000:00:03.0 none
 }
+
+@test "with -q only failures and warnings are said: not a move, not a device already in place" {
+	pci_stub_setup
+	fake_device pci 0000:00:03.0 driver=pci-stub override
+	run_says 1 - drvbind -q -t 0 "pci/$E1000:pci-stub" pci/0000:00:03.0:pci-stub \
+		pci/0000:00:09.0:pci-stub e1000 <<-EOF
+	drvbind: bad rule "e1000": no ':' before the driver
+	drvbind: pci/0000:00:09.0: device not found (waited 0 s)
+	EOF
+	assert_driver pci "$E1000" pci-stub
+}

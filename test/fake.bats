@@ -307,6 +307,21 @@ pci_e1000() {
 	[[ $output == *"vfio-pci/bind: Directory nonexistent" ]]
 }
 
+@test "a stop fault does the write, then stops the writer until it is let go" {
+	pci_e1000
+	fake_fault bus/pci/drivers/e1000/bind stop
+	sh -c 'printf %s "$1" >"$2"; echo "$?" >"$3"' - "$E1000" \
+		"$SYS/bus/pci/drivers/e1000/bind" "$FAKE/status" 3>&- &
+	pid=$!
+	fake_until "$pid" grep -q '^[0-9]* ([^)]*) T ' "/proc/$pid/stat"
+	assert_driver pci "$E1000" e1000
+	[ ! -e "$FAKE/status" ]
+	kill -CONT "$pid"
+	wait "$pid"
+	[ "$(cat "$FAKE/status")" = 0 ]
+	assert_log <<<"bus/pci/drivers/e1000/bind $E1000 -> ok"
+}
+
 @test "bind and unbind send uevents in the test's network namespace only" {
 	pci_e1000
 	fake_listen

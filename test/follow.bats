@@ -32,14 +32,25 @@ load helper
 	EOF
 }
 
-@test "a follower holds a USB interface that a replug of its device re-creates with authorized 0 again" {
+# stick_followed: stick_on_storage, and a follower of the rule that
+# keeps the stick's interface without a driver, which it has done
+stick_followed() {
 	stick_on_storage
 	follow "usb/$USB_IF:none"
 	until_driver usb "$USB_IF" none
-	# authorized 0 then 1 on 1-1: its interfaces go and come back, probed
+}
+
+# stick_held_again: the stick's interface made anew by a replug of its
+# device (authorized 0 then 1 on 1-1: its interfaces go and come back,
+# probed), which the follower holds again: no driver, authorized 0
+stick_held_again() {
 	replug usb "$USB_IF" parent=1-1 class=08
-	until_driver usb "$USB_IF" none
-	[ "$(cat "$SYS/bus/usb/devices/$USB_IF/authorized")" = 0 ]
+	until_driver usb "$USB_IF" none && authorized_is 0
+}
+
+@test "a follower holds a USB interface that a replug of its device re-creates with authorized 0 again" {
+	stick_followed
+	stick_held_again
 	follow_said <<-EOF
 	drvbind: usb/$USB_IF: usb-storage -> none
 	drvbind: usb/$USB_IF: usb-storage -> none
@@ -47,9 +58,7 @@ load helper
 }
 
 @test "a follower says one line for a re-created USB interface whichever way usb-storage's probe raced its look: held by authorized 0 when it looked first, usb-storage -> none when the driver bound first" {
-	stick_on_storage
-	follow "usb/$USB_IF:none"
-	until_driver usb "$USB_IF" none
+	stick_followed
 	# the interface made anew, its add uevent seen before device_add's
 	# probe: the follower finds it unbound and holds it, and the probe
 	# then passes it over
@@ -57,15 +66,13 @@ load helper
 	stopped fake_device usb "$USB_IF" parent=1-1 class=08
 	fake_uevent add "$FAKE_DEVPATH" SUBSYSTEM=usb
 	idle
-	[ "$(cat "$SYS/bus/usb/devices/$USB_IF/authorized")" = 0 ]
+	authorized_is 0
 	fake_ctl probe usb "$USB_IF"
 	idle
 	assert_driver usb "$USB_IF" none
 	# made anew again, probed before the follower looks: usb-storage has
 	# it, and authorized 0 unbinds it
-	replug usb "$USB_IF" parent=1-1 class=08
-	until_driver usb "$USB_IF" none
-	[ "$(cat "$SYS/bus/usb/devices/$USB_IF/authorized")" = 0 ]
+	stick_held_again
 	follow_said <<-EOF
 	drvbind: usb/$USB_IF: usb-storage -> none
 	drvbind: usb/$USB_IF: unbound; held by authorized 0
@@ -244,16 +251,7 @@ until_on() {
 @test "a second follower takes the place of the first, which ends with status 0, so that two never fight" {
 	pci_stub_setup
 	follow "pci/$E1000:pci-stub"
-	first=$FOLLOW_PID
-	first_out=$FAKE/follow.out
-	mv "$first_out" "$FAKE/first.out"
-	follow "pci/$E1000:vfio-pci"
-	ended "$first"
-	st=0
-	wait "$first" || st=$?
-	[ "$st" -eq 0 ]
-	run cat "$FAKE/first.out"
-	assert_output_is <<-EOF
+	taken_over "pci/$E1000:vfio-pci" <<-EOF
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	drvbind: another follower takes over
 	EOF
@@ -411,7 +409,7 @@ dry_run_beside() {
 	usb_stick
 	follow "usb/*,bInterfaceClass=08:none"
 	idle
-	[ "$(cat "$SYS/bus/usb/devices/$USB_IF/authorized")" = 0 ]
+	authorized_is 0
 	# the stick goes, and a keyboard comes in its port: the same bus ids
 	stopped fake_unplug usb "$USB_IF"
 	stopped fake_unplug usb 1-1

@@ -176,6 +176,15 @@ drvbind() {
 		-m "$FAKE/modprobe" -s "$FAKE/follow.sock" "$@"
 }
 
+# boot_drvbind ARG...: drvbind as at boot, for a test whose setup is
+# fake_setup_boot: on the fake over /sys with no -r, in the namespaces
+# where only the fake's uevents come, so only a uevent brings its next
+# look (with -r it would also look every 250 ms)
+boot_drvbind() {
+	nsenter -t "$FAKE_MNT" -n -m -- ${RUN:+"$RUN"} "$BIN" -k "$FAKE/cmdline" \
+		-c "$FAKE/conf" -m "$FAKE/modprobe" -s "$FAKE/follow.sock" "$@"
+}
+
 # fake_cmdline TEXT: the kernel command line drvbind reads ($FAKE/cmdline,
 # its -k), TEXT and a newline, as /proc/cmdline has it
 fake_cmdline() {
@@ -554,7 +563,8 @@ driver_registers() {
 #   driver=D          bound to D (made, matching nothing, if missing)
 #   override          driver_override, reading "(null)", as every PCI
 #                     device has since 3.16
-#   vendor=V device=D, idVendor=V idProduct=P, serial=S, boot_vga=0|1
+#   vendor=V device=D, subsystem_vendor=V subsystem_device=D,
+#   idVendor=V idProduct=P, serial=S, boot_vga=0|1
 #                     those attributes, reading V, D, P, S (a PCI
 #                     device's ids, "0x8086"; a USB device's, "0781",
 #                     and the serial number its descriptor gives, a
@@ -603,7 +613,8 @@ fake_device() {
 	for a; do
 		case $a in
 		override) echo '(null)' >"$d/driver_override" ;;
-		vendor=* | device=* | idVendor=* | idProduct=* | serial=* | boot_vga=*)
+		vendor=* | device=* | subsystem_vendor=* | subsystem_device=* | idVendor=* | idProduct=* | \
+			serial=* | boot_vga=*)
 			printf '%s\n' "${a#*=}" >"$d/${a%%=*}"
 			;;
 		class=*) printf '%s\n' "${a#class=}" >"$d/bInterfaceClass" ;;
@@ -646,6 +657,8 @@ fake_device() {
 #                devices and goes away
 #   probing:D    D was probing the attribute's device: the store waits
 #                for that probe, which binds the device, then happens
+#   stop         the write happens, then the writer is stopped (SIGSTOP)
+#                until the test lets it go: on_stop
 fake_fault() {
 	printf '%s\n' "$*" >>"$FAKE/back/.fake_faults"
 }
@@ -726,6 +739,9 @@ fake_later() {
 	local delay=$1
 	shift
 	(
+		# bats's DEBUG trap runs at every command, dozens of its own:
+		# the job's loops (fake_idle) would take a loaded CPU's seconds
+		trap - DEBUG
 		[[ $delay == idle ]] || sleep "$delay"
 		while (($#)); do
 			local -a step=()
@@ -869,23 +885,28 @@ fake_idle() {
 	return 1
 }
 
-# drvbind_idle: the drvbind of this test (the one process with its
-# command line) has done with every uevent so far: it sleeps in ppoll()
-# with nothing left to read on its uevent socket (fake_idle), or it has
-# exited. The first call finds it, within 5 s, and keeps it in
-# DRVBIND_PID and DRVBIND_INO for the next calls of the same job. 1,
-# saying so, when there is none or it never is idle.
-drvbind_idle() {
+# drvbind_find: the drvbind of this test (the one process with its
+# command line) and its uevent socket, found within 5 s and kept in
+# DRVBIND_PID and DRVBIND_INO for the next calls of the same job; 1,
+# saying so, when there is none
+drvbind_find() {
 	local i=0
 	while [[ -z ${DRVBIND_INO-} ]] && ((i++ < 500)); do
 		DRVBIND_PID=$(pgrep -f -- "-k $FAKE/cmdline" | head -n 1)
 		[[ -n $DRVBIND_PID ]] && DRVBIND_INO=$(fake_nlsock "$DRVBIND_PID") && break
 		sleep 0.01
 	done
-	if [[ -z ${DRVBIND_INO-} ]]; then
-		echo "drvbind_idle: no drvbind with a uevent socket" >&2
-		return 1
-	fi
+	[[ -n ${DRVBIND_INO-} ]] && return 0
+	echo "drvbind_find: no drvbind with a uevent socket" >&2
+	return 1
+}
+
+# drvbind_idle: this test's drvbind (drvbind_find) has done with every
+# uevent so far: it sleeps in ppoll() with nothing left to read on its
+# uevent socket (fake_idle), or it has exited. 1, saying so, when there
+# is none or it never is idle.
+drvbind_idle() {
+	drvbind_find || return 1
 	fake_idle "$DRVBIND_PID" "$DRVBIND_INO" && return 0
 	[[ -e /proc/$DRVBIND_PID ]] || return 0
 	echo "drvbind_idle: drvbind $DRVBIND_PID never went idle" >&2
@@ -895,6 +916,47 @@ drvbind_idle() {
 # when_idle COMMAND [ARG...]: COMMAND once drvbind is idle (drvbind_idle)
 when_idle() {
 	drvbind_idle && "$@"
+}
+
+# paused COMMAND [ARG...]: in a later step, COMMAND with this test's
+# drvbind (DRVBIND_PID, as drvbind_idle or drvbind_find found it)
+# stopped (SIGSTOP, then SIGCONT): what it makes is all there when
+# drvbind next looks, however long the machine takes to make it
+paused() {
+	local st
+	kill -STOP "$DRVBIND_PID"
+	"$@"
+	st=$?
+	kill -CONT "$DRVBIND_PID"
+	return "$st"
+}
+
+# on_stop COMMAND [ARG...]: for fake_later 0: COMMAND once the fake has
+# stopped this test's drvbind at a write (fake_fault RELPATH stop), then
+# drvbind let go (SIGCONT). What COMMAND makes is all there when drvbind
+# next looks, and none of drvbind's deadlines passes while the shell
+# makes it, however loaded the machine. 1, saying so, when drvbind ends
+# or is not stopped within 30 s.
+on_stop() {
+	local i st pid=
+	local -a f
+	for ((i = 0; i < 3000; i++)); do
+		[[ -n $pid ]] || pid=$(pgrep -f -- "-k $FAKE/cmdline" | head -n 1)
+		if [[ -n $pid ]]; then
+			read -r -a f <"/proc/$pid/stat" 2>/dev/null || break
+			# the state, after "pid (comm)": comm has no space here
+			[[ ${f[2]} == T ]] && break
+		fi
+		sleep 0.01
+	done
+	if [[ ${f[2]-} != T ]]; then
+		echo "on_stop: drvbind${pid:+ $pid} was not stopped at a write" >&2
+		return 1
+	fi
+	"$@"
+	st=$?
+	kill -CONT "$pid"
+	return "$st"
 }
 
 # fake_tree: the mounted tree, every path below $SYS sorted, one a line,
@@ -1111,6 +1173,26 @@ follow_said() {
 	fi
 	run cat "$FAKE/follow.out"
 	assert_output_is "$@"
+}
+
+# taken_over [ARG...] <<<TEXT: a second follower (follow ARGs) takes the
+# place of the running one, which ends with status 0 having said TEXT
+# exactly (kept in $FAKE/first.out); FOLLOW_PID is the newcomer's
+taken_over() {
+	local first=$FOLLOW_PID st=0
+	mv "$FAKE/follow.out" "$FAKE/first.out"
+	follow "$@"
+	ended "$first" || {
+		echo "the follower before, $first, did not end"
+		return 1
+	}
+	wait "$first" || st=$?
+	if ((st)); then
+		echo "the follower before ended with status $st"
+		return 1
+	fi
+	run cat "$FAKE/first.out"
+	assert_output_is
 }
 
 # stopped COMMAND [ARG...]: COMMAND with the follower stopped (SIGSTOP,
@@ -1340,6 +1422,17 @@ override_is() {
 # where a move or its rollback left it.
 nic_is() {
 	assert_driver pci "$E1000" "$1" && override_is "$2"
+}
+
+# authorized_is 0|1: the USB interface's (USB_IF's) authorized, read
+# through the mount
+authorized_is() {
+	local got
+	got=$(cat "$SYS/$USB_IF_DEV/authorized")
+	[[ $got == "$1" ]] || {
+		echo "authorized is $got, not $1"
+		return 1
+	}
 }
 
 # log_has LINE: LINE is one whole line of the write log, wherever it is

@@ -23,17 +23,11 @@
 
 load helper
 
-# as at boot: the fake over /sys, only the fake's uevents
+# as at boot: the fake over /sys, only the fake's uevents, drvbind run
+# by boot_drvbind (with -r it would look every 250 ms too, and a window's
+# refusal would be written again each time)
 setup() {
 	fake_setup_boot
-}
-
-# boot_drvbind ARG...: drvbind as at boot, on the fake over /sys with no
-# -r: only a uevent brings its next look (with -r it would also look
-# every 250 ms, and a window's refusal would be written again each time)
-boot_drvbind() {
-	nsenter -t "$FAKE_MNT" -n -m -- ${RUN:+"$RUN"} "$BIN" -k "$FAKE/cmdline" \
-		-c "$FAKE/conf" -m "$FAKE/modprobe" -s "$FAKE/follow.sock" "$@"
 }
 
 # kernel VERSION: the fake replays that kernel's orderings
@@ -63,6 +57,51 @@ adding() {
 # fake_later, as the kernel's own hand.
 appears_then_ready() {
 	when_idle adding "$@" && when_idle fake_ctl ready "$1" "$2"
+}
+
+# dev_of B ID: the directory below the root of device ID of bus B
+dev_of() {
+	local dev
+	dev=$(readlink "$FAKE/back/bus/$1/devices/$2") || return 1
+	echo "${dev#../../../}"
+}
+
+# held_through_window B ID D BIND [fake_device's ARGs...]: device ID of
+# bus B appears in 7.1's window while drvbind waits with its rule to D
+# (appears_then_ready); drvbind holds it by its override, D's bind
+# answers BIND, and once the kernel probes it the device is on D, said
+# as a move, with nothing written again
+held_through_window() {
+	local dev
+	fake_later 0 appears_then_ready "$1" "$2" "${@:5}"
+	run_says 0 "drvbind: $1/$2: none -> $3" boot_drvbind -t 5 "$1/$2:$3" || return 1
+	assert_driver "$1" "$2" "$3" && override_of "$1" "$2" "$3" || return 1
+	dev=$(dev_of "$1" "$2") || return 1
+	assert_log <<-EOF
+	$dev/driver_override $3 -> ok
+	bus/$1/drivers/$3/bind $2 -> $4
+	EOF
+}
+
+# handed_back B ID D BIND PROBE NATIVE: device ID of bus B, left in
+# 7.1's window (adding) by a rule to D that timed out, had its override
+# written, D's bind answer BIND at the first look and at the last, at
+# the deadline, then its override cleared and drivers_probe answer
+# PROBE; it is left unbound until the kernel has added it (fake_ctl
+# ready), and then NATIVE takes it, the override still clear
+handed_back() {
+	local dev
+	dev=$(dev_of "$1" "$2") || return 1
+	assert_log <<-EOF || return 1
+	$dev/driver_override $3 -> ok
+	bus/$1/drivers/$3/bind $2 -> $4
+	bus/$1/drivers/$3/bind $2 -> $4
+	$dev/driver_override \\n -> ok
+	bus/$1/drivers_probe $2 -> $5
+	EOF
+	assert_driver "$1" "$2" none || return 1
+	fake_ctl ready "$1" "$2"
+	assert_driver "$1" "$2" "$6" && override_of "$1" "$2" "(null)"
 }
 
 # platform_setup: a platform device with driver_override (platform has
@@ -134,27 +173,14 @@ platform_setup() {
 @test "a new platform device held by its override through 7.1's window, where bind says EAGAIN, ends on the rule's driver once the kernel probes it" {
 	kernel 7.1
 	platform_setup
-	fake_later 0 appears_then_ready platform "$PLAT" override
-	run_says 0 "drvbind: platform/$PLAT: none -> vfio-platform" boot_drvbind -t 5 "platform/$PLAT:vfio-platform"
-	assert_driver platform "$PLAT" vfio-platform
-	override_of platform "$PLAT" vfio-platform
-	assert_log <<-EOF
-	$PLAT_DEV/driver_override vfio-platform -> ok
-	bus/platform/drivers/vfio-platform/bind $PLAT -> EAGAIN
-	EOF
+	held_through_window platform "$PLAT" vfio-platform EAGAIN override
 }
 
 @test "a new PCI device held by its override through 7.1's window, where bind says ENODEV (match_driver), ends on the rule's driver once the kernel probes it" {
 	kernel 7.1
 	fake_driver pci e1000 "match=$E1000"
 	fake_driver pci pci-stub
-	fake_later 0 appears_then_ready pci "$E1000" vendor=0x8086 device=0x100e override
-	run_says 0 "drvbind: pci/$E1000: none -> pci-stub" boot_drvbind -t 5 "pci/$E1000:pci-stub"
-	nic_is pci-stub pci-stub
-	assert_log <<-EOF
-	$E1000_DEV/driver_override pci-stub -> ok
-	bus/pci/drivers/pci-stub/bind $E1000 -> ENODEV
-	EOF
+	held_through_window pci "$E1000" pci-stub ENODEV vendor=0x8086 device=0x100e override
 }
 
 @test "a platform device still in 7.1's window at the deadline is handed back, its override cleared, drivers_probe EINVAL, and its native driver takes it once it is ready" {
@@ -163,18 +189,7 @@ platform_setup() {
 	adding platform "$PLAT" override
 	run_says 1 "drvbind: platform/$PLAT: none -> vfio-platform failed at bind: Resource temporarily unavailable; left unbound" \
 		boot_drvbind -t 1 "platform/$PLAT:vfio-platform"
-	# its first look and its last, at the deadline
-	assert_log <<-EOF
-	$PLAT_DEV/driver_override vfio-platform -> ok
-	bus/platform/drivers/vfio-platform/bind $PLAT -> EAGAIN
-	bus/platform/drivers/vfio-platform/bind $PLAT -> EAGAIN
-	$PLAT_DEV/driver_override \\n -> ok
-	bus/platform/drivers_probe $PLAT -> EINVAL
-	EOF
-	assert_driver platform "$PLAT" none
-	fake_ctl ready platform "$PLAT"
-	assert_driver platform "$PLAT" dwmac
-	override_of platform "$PLAT" "(null)"
+	handed_back platform "$PLAT" vfio-platform EAGAIN EINVAL dwmac
 }
 
 @test "a PCI device still in 7.1's window at the deadline is handed back, its override cleared, and e1000 takes it once the bus has added it" {
@@ -184,17 +199,7 @@ platform_setup() {
 	adding pci "$E1000" vendor=0x8086 device=0x100e override
 	run_says 1 "drvbind: pci/$E1000: none -> pci-stub failed at bind: No such device; left unbound" \
 		boot_drvbind -t 1 "pci/$E1000:pci-stub"
-	# its first look and its last, at the deadline
-	assert_log <<-EOF
-	$E1000_DEV/driver_override pci-stub -> ok
-	bus/pci/drivers/pci-stub/bind $E1000 -> ENODEV
-	bus/pci/drivers/pci-stub/bind $E1000 -> ENODEV
-	$E1000_DEV/driver_override \\n -> ok
-	bus/pci/drivers_probe $E1000 -> ok
-	EOF
-	nic_is none "(null)"
-	fake_ctl ready pci "$E1000"
-	nic_is e1000 "(null)"
+	handed_back pci "$E1000" pci-stub ENODEV ok e1000
 }
 
 @test "a new USB interface through 7.1's window, where uas's bind says EAGAIN after new_id, ends on uas once usb-storage has it" {

@@ -347,6 +347,16 @@ registers_then_ready() {
 	EOF
 }
 
+# s6_fifo: fd 5 for the follower (FOLLOW_FD5), a FIFO with a reader
+# (S6_PID) that copies what comes to $FAKE/s6.out
+s6_fifo() {
+	mkfifo "$FAKE/s6.fifo"
+	cat "$FAKE/s6.fifo" >"$FAKE/s6.out" 3>&- &
+	S6_PID=$!
+	echo "$S6_PID" >>"$FAKE/pids"
+	FOLLOW_FD5=$FAKE/s6.fifo
+}
+
 # s6_svc: a service directory whose notification-fd names fd 5, and a
 # FIFO with a reader (S6_PID) that copies what comes to $FAKE/s6.out
 # until the last writer closes it; the follower gets the FIFO on fd 5
@@ -354,11 +364,8 @@ registers_then_ready() {
 s6_svc() {
 	mkdir -p "$FAKE/svc"
 	echo 5 >"$FAKE/svc/notification-fd"
-	mkfifo "$FAKE/s6.fifo"
-	cat "$FAKE/s6.fifo" >"$FAKE/s6.out" 3>&- &
-	S6_PID=$!
-	echo "$S6_PID" >>"$FAKE/pids"
-	FOLLOW_DIR=$FAKE/svc FOLLOW_FD5=$FAKE/s6.fifo
+	s6_fifo
+	FOLLOW_DIR=$FAKE/svc
 }
 
 # s6_said: the reader ended (drvbind closed the FIFO's write end), after
@@ -509,14 +516,25 @@ notify_full() {
 	EOF
 }
 
-# s6_fifo: fd 5 for the follower (FOLLOW_FD5), a FIFO with a reader
-# (S6_PID) that copies what comes to $FAKE/s6.out
-s6_fifo() {
-	mkfifo "$FAKE/s6.fifo"
-	cat "$FAKE/s6.fifo" >"$FAKE/s6.out" 3>&- &
-	S6_PID=$!
-	echo "$S6_PID" >>"$FAKE/pids"
-	FOLLOW_FD5=$FAKE/s6.fifo
+# s6_refused: a follower of the NIC's rule, started in FOLLOW_DIR with
+# fd 5 the FIFO (s6_fifo), moves the NIC and says its notification-fd
+# was not read; fd 5 stays open, and nothing was written to it
+s6_refused() {
+	follow "pci/$E1000:pci-stub"
+	until_driver pci "$E1000" pci-stub || return 1
+	idle || return 1
+	[[ $(readlink "/proc/$FOLLOW_PID/fd/5") == "$FAKE/s6.fifo" ]] || {
+		echo "fd 5 is not the FIFO"
+		return 1
+	}
+	follow_said <<-EOF || return 1
+	drvbind: notification-fd: it or its directory is not root's alone; not read
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+	[[ ! -s $FAKE/s6.out ]] || {
+		echo "the FIFO got: $(cat "$FAKE/s6.out")"
+		return 1
+	}
 }
 
 @test "as nobody, a notification-fd put in a directory anyone may write is not read: the follower says so, and writes nothing to the pipe it names nor closes it" {
@@ -524,31 +542,14 @@ s6_fifo() {
 	public_dir
 	s6_fifo
 	as_nobody sh -c "echo 5 >'$PUBLIC/tmp/notification-fd'"
-	FOLLOW_DIR=$PUBLIC/tmp follow "pci/$E1000:pci-stub"
-	until_driver pci "$E1000" pci-stub
-	idle
-	[ "$(readlink "/proc/$FOLLOW_PID/fd/5")" = "$FAKE/s6.fifo" ]
-	[ ! -s "$FAKE/s6.out" ]
-	follow_said <<-EOF
-	drvbind: notification-fd: it or its directory is not root's alone; not read
-	drvbind: pci/$E1000: e1000 -> pci-stub
-	EOF
-	[ ! -s "$FAKE/s6.out" ]
+	FOLLOW_DIR=$PUBLIC/tmp s6_refused
 }
 
 @test "a notification-fd of root's that group may write, in a directory of root's, is not read either" {
 	pci_stub_setup
 	s6_svc
 	chmod 664 "$FAKE/svc/notification-fd"
-	follow "pci/$E1000:pci-stub"
-	until_driver pci "$E1000" pci-stub
-	idle
-	[ "$(readlink "/proc/$FOLLOW_PID/fd/5")" = "$FAKE/s6.fifo" ]
-	follow_said <<-EOF
-	drvbind: notification-fd: it or its directory is not root's alone; not read
-	drvbind: pci/$E1000: e1000 -> pci-stub
-	EOF
-	[ ! -s "$FAKE/s6.out" ]
+	s6_refused
 }
 
 @test "as nobody, a FIFO named notification-fd where the follower starts holds it up not at all: it is not read, and the follower says so" {

@@ -10,16 +10,6 @@ load helper
 
 SERIO_DEV=devices/platform/i8042/serio0
 
-# authorized_is 0|1: the interface's authorized, read through the mount
-authorized_is() {
-	local got
-	got=$(cat "$SYS/$USB_IF_DEV/authorized")
-	[[ $got == "$1" ]] || {
-		echo "authorized is $got, not $1"
-		return 1
-	}
-}
-
 # interface_is D|none 0|1: the interface on driver D, or on none
 # (assert_driver), and its authorized (authorized_is)
 interface_is() {
@@ -147,28 +137,18 @@ uas_refused() {
 	uas_refused EIO "drvbind: usb/$USB_IF: usb-storage -> uas failed at bind: I/O error; back on usb-storage"
 }
 
-# paused COMMAND [ARG...]: in a fake_later idle step, COMMAND with drvbind
-# stopped (SIGSTOP, then SIGCONT): what it makes is all there when
-# drvbind next looks, however long the machine takes to make it
-paused() {
-	local st
-	kill -STOP "$DRVBIND_PID"
-	"$@"
-	st=$?
-	kill -CONT "$DRVBIND_PID"
-	return "$st"
-}
-
 @test "a move of a USB interface to a driver that makes new_id after its add uevent looks again and teaches it" {
 	stick_on_storage
 	# usb_register_driver: bind files and the add uevent, new_id later.
-	# The kernel makes new_id at once, and drvbind waits a second for it;
-	# the fake's steps, run by the shell on a loaded machine, can take
-	# longer, so drvbind sleeps while they run.
+	# The kernel makes new_id at once, and drvbind looks again for a
+	# second from its first bind, refused. The fake's steps are a
+	# shell's: drvbind is stopped at that bind until the job has found
+	# it, then again once it waits, while new_id and remove_id are made.
 	fake_register usb uas new_id steps=add
-	fake_later idle paused fake_register_rest usb uas
+	fake_fault bus/usb/drivers/uas/bind stop
+	fake_later 0 on_stop drvbind_find \; when_idle paused fake_register_rest usb uas
 	run_says 0 "drvbind: usb/$USB_IF: usb-storage -> uas (new_id \"0781 5567 08\")" \
-		drvbind -t 5 "usb/$USB_IF:uas"
+		drvbind -t 10 "usb/$USB_IF:uas"
 	interface_is uas 1
 	# the first bind came before new_id, the second after it
 	assert_log <<-EOF
@@ -190,8 +170,10 @@ paused() {
 @test "none on a bus without driver_override or authorized unbinds a driver that binds the device while drvbind watches" {
 	fake_driver serio atkbd match=serio0
 	fake_device serio serio0 driver=atkbd
+	# the probe once drvbind watches; it watches to its deadline, which
+	# leaves a loaded machine's shell time enough to make it
 	fake_later idle fake_probe serio serio0
-	run_says 0 - drvbind -t 2 serio/serio0:none <<-EOF
+	run_says 0 - drvbind -t 5 serio/serio0:none <<-EOF
 	drvbind: serio/serio0: atkbd -> none
 	drvbind: serio/serio0: atkbd bound it; unbound again
 	EOF

@@ -381,3 +381,53 @@ two_sticks() {
 	assert_driver usb 1-1:1.0 none
 	[ "$(cat "$SYS/bus/usb/devices/1-1:1.0/authorized")" = 0 ]
 }
+
+@test "each set form drvbind(8) and the README show takes the devices its example says" {
+	fake_driver pci vfio-pci 'match=*'
+	# two GPUs alike but for the card's maker and which one the firmware
+	# booted on, the first with its audio function; an Intel NIC that
+	# shares its IOMMU group with a USB controller
+	fake_device pci 0000:01:00.0 driver=nouveau override vendor=0x10de device=0x1b80 \
+		subsystem_vendor=0x1028 pciclass=0x030000 boot_vga=0 group=1
+	fake_device pci 0000:01:00.1 driver=snd_hda_intel override vendor=0x10de device=0x10f0 \
+		subsystem_vendor=0x1028 pciclass=0x040300 group=1
+	fake_device pci 0000:02:00.0 driver=nouveau override vendor=0x10de device=0x1b80 \
+		subsystem_vendor=0x1043 pciclass=0x030000 boot_vga=1 group=2
+	fake_device pci 0000:03:00.0 driver=e1000 override vendor=0x8086 device=0x100e \
+		pciclass=0x020000 group=3
+	fake_device pci 0000:04:00.0 driver=xhci_hcd override vendor=0x1b21 device=0x1242 \
+		pciclass=0x0c0330 group=3
+	while read -r rule devices; do
+		run_says 0 "drvbind: ${rule%:*}: would put $devices on vfio-pci" drvbind -n "$rule"
+	done <<-'EOF'
+	pci/0000:01:00.*:vfio-pci 0000:01:00.0 0000:01:00.1
+	pci/0000:01:00.0,iommu_group:vfio-pci 0000:01:00.0 0000:01:00.1
+	pci/vendor=0x10de,device=0x1b80,boot_vga=0:vfio-pci 0000:01:00.0
+	pci/vendor=0x8086,class=0x0200*,iommu_group:vfio-pci 0000:03:00.0 0000:04:00.0
+	pci/subsystem_vendor=0x1028,device=0x1b80:vfio-pci 0000:01:00.0
+	EOF
+	[ ! -s "$FAKE/log" ]
+}
+
+@test "devices present move in the written order of the rules for one device each, then every set's devices in the order of their bus ids" {
+	local d
+	fake_driver pci e1000 'match=*'
+	fake_driver pci pci-stub 'match=*'
+	for d in 0000:01:00.0 0000:01:00.1 0000:02:00.0 0000:03:00.0 0000:03:00.1 0000:04:00.0; do
+		fake_device pci "$d" driver=e1000 override
+	done
+	run_says 0 - drvbind -t 0 "pci/0000:03:00.*:pci-stub" pci/0000:04:00.0:pci-stub \
+		"pci/0000:01:00.*:pci-stub" pci/0000:02:00.0:pci-stub <<-EOF
+	drvbind: pci/0000:04:00.0: e1000 -> pci-stub
+	drvbind: pci/0000:02:00.0: e1000 -> pci-stub
+	drvbind: pci/0000:03:00.*: 0000:03:00.0 0000:03:00.1 on pci-stub
+	drvbind: pci/0000:01:00.*: 0000:01:00.0 0000:01:00.1 on pci-stub
+	EOF
+	# the order of the moves: each device's unbind, then its bind
+	run awk '$1 ~ /bind$/ { print $2 }' "$FAKE/log"
+	assert_output_is <<-EOF
+	$(for d in 04:00.0 02:00.0 01:00.0 01:00.1 03:00.0 03:00.1; do
+		printf '0000:%s\n' "$d" "$d"
+	done)
+	EOF
+}

@@ -239,7 +239,7 @@ conf_read() {
 	chmod 666 "$PUBLIC/drvbind.conf"
 	as_nobody sh -c "echo 'pci/$NIC2:none' >'$PUBLIC/drvbind.conf'"
 	kill -HUP "$FOLLOW_PID"
-	until grep -q 'not read' "$FAKE/follow.out"; do sleep 0.01; done
+	wait_for "$FAKE/follow.out" 'not read' "$FOLLOW_PID"
 	assert_driver pci "$NIC2" pci-stub
 	follow_said <<-EOF
 	drvbind: pci/$NIC2: e1000 -> pci-stub
@@ -530,16 +530,8 @@ cont_on_term() {
 	follow_placed "$PUBLIC/follow.sock"
 	# said before its first pass was over, and so before follow returned
 	grep -q 'held by' "$FAKE/follow.out"
-	first=$FOLLOW_PID
-	mv "$FAKE/follow.out" "$FAKE/first.out"
 	fake_driver pci vfio-pci 'match=*'
-	follow -s "$PUBLIC/follow.sock" "pci/$E1000:vfio-pci"
-	ended "$first"
-	st=0
-	wait "$first" || st=$?
-	[ "$st" -eq 0 ]
-	run cat "$FAKE/first.out"
-	assert_output_is <<-EOF
+	taken_over -s "$PUBLIC/follow.sock" "pci/$E1000:vfio-pci" <<-EOF
 	drvbind: -f: @drvbind-follow is held by uid 65534 (pid $squatter); following without it
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	drvbind: another follower takes over

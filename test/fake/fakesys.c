@@ -39,6 +39,10 @@
  * next write), "unplug:ID" (the write happens, then device ID is
  * hot-unplugged), "unregister:BUS/DRIVER" (the write happens, then the
  * driver unregisters: its devices are unbound and its directory goes)
+ * "stop" (the write happens, then the process that wrote it is stopped
+ * with SIGSTOP, for the test to let go with SIGCONT once it has made the
+ * kernel's next steps: a deadline of the writer's cannot pass meanwhile
+ * however slow the machine)
  * or "probing:DRIVER" (DRIVER of the device's bus was probing the
  * device the attribute belongs to: a store takes the device lock, so it
  * waits for that probe, which binds the device whatever the store then
@@ -76,6 +80,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1568,7 +1573,7 @@ static int ctl(const char *raw, size_t len)
  * not answer, a short write, a device or driver going away just after
  * the store, a probe already running on the device; so a test can show
  * how drvbind gets through each.  A fault is taken before the store
- * runs; unplug: and unregister: act after it.  The faulted write is
+ * runs; unplug:, unregister: and stop act after it.  The faulted write is
  * logged like any other.
  */
 
@@ -1696,14 +1701,14 @@ static void fault_take(const char *r, char *act, size_t n)
  * The fault's part before the store: the errno the write fails with,
  * nothing happening (an unknown action is EIO), or 0 and the store runs
  * (no fault, pass, probing: once its probe has bound the device, and
- * unplug: and unregister:, which act after it).  short is the caller's.
+ * unplug:, unregister: and stop, which act after it).  short is the caller's.
  */
 static int fault_before(const char *r, const char *act)
 {
 	int e;
 
-	if (!act[0] || !strcmp(act, "pass") || !strncmp(act, "unplug:", 7) ||
-	    !strncmp(act, "unregister:", 11))
+	if (!act[0] || !strcmp(act, "pass") || !strcmp(act, "stop") ||
+	    !strncmp(act, "unplug:", 7) || !strncmp(act, "unregister:", 11))
 		return 0;
 	if (!strncmp(act, "probing:", 8)) {
 		probing(r, act + 8);
@@ -1713,10 +1718,16 @@ static int fault_before(const char *r, const char *act)
 	return e ? e : EIO;
 }
 
-/* the fault's part after the store: the device or the driver goes */
+/*
+ * the fault's part after the store: the device or the driver goes, or
+ * the writer is stopped (it stops on its way back from the write, which
+ * then returns what the store said)
+ */
 static void fault_after(const char *act)
 {
-	if (!strncmp(act, "unplug:", 7))
+	if (!strcmp(act, "stop"))
+		kill(fuse_get_context()->pid, SIGSTOP);
+	else if (!strncmp(act, "unplug:", 7))
 		unplug(act + 7);
 	else if (!strncmp(act, "unregister:", 11))
 		unregister(act + 11);

@@ -17,8 +17,9 @@
 #
 #   sh test/qemu/demo.sh
 #
-# Needs what `make deps` installs; the kernel is fetched on first use and
-# cached under build/qemu (as for the real-kernel tests). One boot, ~15 s.
+# Needs what `make demo-deps` installs (the Makefile's DEMO_DEPS); the
+# kernel is fetched on first use and cached under build/qemu (as for the
+# real-kernel tests). One boot, ~15 s.
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)

@@ -189,6 +189,17 @@ follower_found() {
 	follower_socks
 }
 
+# boot_step: the boot's own report, after its command line: the
+# follower PID 1 left (follower_found), then the scenario's step boot,
+# its kernel log kept to drvbind's lines and the kernel running it
+boot_step() {
+	say "boot.cmdline $(cat /proc/cmdline)"
+	follower_found
+	keep='drvbind: |Run /sbin/drvbind'
+	step boot
+	keep=
+}
+
 # step_log NAME: once the follower is idle, the step's report begins:
 # NAME.child, the drvbind processes (the follower's pid and state); then
 # step_said NAME ends it: the kernel log since the last step (read and

@@ -139,11 +139,7 @@ reenum() {
 }
 
 # The drvbind that PID 1 left, and its sockets.
-say "boot.cmdline $(cat /proc/cmdline)"
-follower_found
-keep='drvbind: |Run /sbin/drvbind'
-step boot
-keep=
+boot_step
 
 # The drivers, then the controller: the stick and the tablet appear.
 load usb-storage

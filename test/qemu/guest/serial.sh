@@ -119,11 +119,7 @@ plug() {
 }
 
 # The drvbind that PID 1 left, and its sockets.
-say "boot.cmdline $(cat /proc/cmdline)"
-follower_found
-keep='drvbind: |Run /sbin/drvbind'
-step boot
-keep=
+boot_step
 
 # The driver, then the controller: both sticks appear.
 load usb-storage
