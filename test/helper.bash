@@ -14,8 +14,10 @@
 
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 # DRVBIND=PATH runs the suite on another build of the same sources (make
-# check-asan, make check-ubsan); the default is the shipped binary.
-BIN=${DRVBIND:-$TOP/build/drvbind}
+# check-asan, make check-ubsan); the default is the shipped binary. A
+# relative PATH (make check-cross's) is made whole: a run that enters a
+# mount namespace (fake_setup_boot's) starts at that namespace's root.
+BIN=$(realpath -m -- "${DRVBIND:-$TOP/build/drvbind}")
 # A cross build (make check-cross) names its architecture, as make's
 # ARCH=, and what runs it: qemu-user, e.g. DRVBIND_RUN=qemu-aarch64-static.
 # Everything runs the binary as ${RUN:+"$RUN"} "$BIN".
