@@ -27,12 +27,17 @@ int dev_path(char *p, const struct look *lk, const char *attr)
 	return node_path(p, lk->bus, "/devices/", lk->dev, attr);
 }
 
-/* The device's bus link is there: the device is on its bus. */
-int dev_there(const struct look *lk)
+/* Device dev's bus link is there: the device is on bus `bus'. */
+static int dev_on(const char *bus, const char *dev)
 {
 	char p[PATH_SZ];
 
-	return PATH(p, "bus/", lk->bus, "/devices/", lk->dev) == 0 && sys_exists(p);
+	return PATH(p, "bus/", bus, "/devices/", dev) == 0 && sys_exists(p);
+}
+
+int dev_there(const struct look *lk)
+{
+	return dev_on(lk->bus, lk->dev);
 }
 
 /*
@@ -61,7 +66,7 @@ int dev_write(const struct look *lk, const char *attr, const char *val)
 	return attr_write(p, val);
 }
 
-/* The driver's directory (attr "") or its attribute exists, on the device's bus. */
+/* The driver's attribute exists, on the device's bus. */
 int drv_has(const struct look *lk, const char *drv, const char *attr)
 {
 	char p[PATH_SZ];
@@ -101,9 +106,8 @@ struct find_ctx {
 static int find_fn(const char *bus, void *ctx)
 {
 	struct find_ctx *c = ctx;
-	char p[PATH_SZ];
 
-	if (str_len(bus) >= NAME_SZ || PATH(p, "bus/", bus, "/devices/", c->dev) < 0 || !sys_exists(p))
+	if (str_len(bus) >= NAME_SZ || !dev_on(bus, c->dev))
 		return 0;
 	copy(c->found[c->n], bus);
 	return ++c->n == 2;
