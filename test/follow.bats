@@ -123,7 +123,7 @@ stick_held_again() {
 
 @test "a follower whose uevent socket overflowed (ENOBUFS) looks at every rule again, and finds the device that changed unseen" {
 	nic_followed
-	kill -STOP "$FOLLOW_PID"
+	halt "$FOLLOW_PID"
 	# e1000 takes the device, and its bind uevent is lost in a burst that
 	# fills the socket (1 MiB) while drvbind sleeps
 	dev=devices/pci0000:00/$E1000
@@ -290,7 +290,7 @@ dry_run_beside() {
 
 @test "a newcomer whose follower before it neither answers nor ends (stopped) does not follow beside it: it says so, moves nothing, exits 1, and the SIGTERM it sent ends that follower once it runs again" {
 	nic_followed
-	kill -STOP "$FOLLOW_PID"
+	halt "$FOLLOW_PID"
 	run_says 1 "drvbind: -f: the follower at $FAKE/follow.sock (pid $FOLLOW_PID) did not end; not following" \
 		fake_ns timeout 10 ${RUN:+"$RUN"} "$BIN" -r "$SYS" -k "$FAKE/cmdline" -c "$FAKE/conf" -m "$FAKE/modprobe" \
 		-s "$FAKE/follow.sock" -f "pci/$E1000:none"

@@ -920,13 +920,30 @@ when_idle() {
 	drvbind_idle && "$@"
 }
 
+# halt PID: PID stopped (SIGSTOP), and seen stopped (state T in its
+# stat) within 5 s; otherwise 1, saying so. kill returns once the signal
+# is queued, and a busy process on the other CPU runs on for a moment:
+# a step made then would race with what it was doing
+halt() {
+	local i stat
+	kill -STOP "$1" || return 1
+	for ((i = 0; i < 500; i++)); do
+		stat=$(<"/proc/$1/stat") || return 1
+		stat=${stat##*) }
+		[[ $stat == T* ]] && return 0
+		sleep 0.01
+	done
+	echo "pid $1 did not stop within 5 s (state ${stat%% *})"
+	return 1
+}
+
 # paused COMMAND [ARG...]: in a later step, COMMAND with this test's
 # drvbind (DRVBIND_PID, as drvbind_idle or drvbind_find found it)
 # stopped (SIGSTOP, then SIGCONT): what it makes is all there when
 # drvbind next looks, however long the machine takes to make it
 paused() {
 	local st
-	kill -STOP "$DRVBIND_PID"
+	halt "$DRVBIND_PID" || return 1
 	"$@"
 	st=$?
 	kill -CONT "$DRVBIND_PID"
@@ -1201,7 +1218,7 @@ taken_over() {
 # then SIGCONT), so that it wakes on the state after all of it (the
 # uevents wait on its socket): several kernel steps seen as one
 stopped() {
-	kill -STOP "$FOLLOW_PID"
+	halt "$FOLLOW_PID" || return 1
 	"$@"
 	kill -CONT "$FOLLOW_PID"
 }
@@ -1226,10 +1243,13 @@ until_driver() {
 # replug B ID [fake_device's ARGs...]: device ID of bus B unplugged
 # (fake_unplug), then plugged as a new device made with ARGs (fake_plug),
 # each with the follower stopped: a PCI remove and rescan, a USB
-# interface made anew
+# interface made anew. The follower is idle between the two: had it
+# still been looking after the unplug when the plug came, it would find
+# the new device before reading its add uevent, and that add would start
+# over a rule it had just failed (the kernel makes the directory before
+# it sends the add)
 replug() {
-	stopped fake_unplug "$1" "$2"
-	stopped fake_plug "$@"
+	stopped fake_unplug "$1" "$2" && idle && stopped fake_plug "$@"
 }
 
 # nic_replugged D: the NIC replugged (replug: a PCI remove and rescan,
@@ -1260,13 +1280,16 @@ nic_moved_again() {
 
 # idle: without a fork (but the first time, for the socket), the follower
 # sleeps in ppoll() with nothing left to read on its uevent socket
-# (fake_idle), so that it has done with every event so far
+# (fake_idle), so that it has done with every event so far. The socket
+# is found again when FOLLOW_PID names another follower (a supervisor
+# started one anew)
 idle() {
-	if [[ -z ${FOLLOW_INO-} ]]; then
+	if [[ ${FOLLOW_INO_PID-} != "$FOLLOW_PID" ]]; then
 		FOLLOW_INO=$(fake_nlsock "$FOLLOW_PID") || {
 			echo "the follower has no uevent socket"
 			return 1
 		}
+		FOLLOW_INO_PID=$FOLLOW_PID
 	fi
 	fake_idle "$FOLLOW_PID" "$FOLLOW_INO" && return 0
 	echo "the follower never went idle"
