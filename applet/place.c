@@ -20,7 +20,7 @@
  * (sock_diag) who listens there, finds the process in /proc, and ends
  * an equal with a signal through a pidfd. A newcomer that cannot end
  * the follower before it does not follow: two never both write.
- * Calls sysfs.c, proc.c, log.c and mem.c.
+ * Calls trust.c, sysfs.c, proc.c, log.c and mem.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -165,15 +165,17 @@ socklen_t unix_addr(struct sockaddr_un *a, const char *name, int abstract)
 
 /*
  * A socket file there could be bound or replaced by whoever may write
- * its directory: only root's or our own, closed to group and others.
+ * its directory, or any directory or link on the way to it, which could
+ * point the path elsewhere: there a stale socket's unlink would remove
+ * whatever has its name. So the directory is trusted by its whole path
+ * (trust.c), and is itself root's or ours, closed to group and others.
  * Missing (no /run, as in PID 1 mode) is not worth a word.
  */
 static int dir_trusted(const char *path)
 {
-	char dir[PATH_SZ];
+	char dir[PATH_SZ], why[TRUST_WHY_SZ];
 	const char *slash = NULL, *p;
-	struct stat st;
-	int fd, ok;
+	int fd;
 
 	for (p = path; *p; p++)
 		if (*p == '/')
@@ -184,19 +186,15 @@ static int dir_trusted(const char *path)
 	}
 	memcpy(dir, path, (size_t)(slash - path));
 	dir[slash - path] = '\0';
-	fd = open_at(AT_FDCWD, slash == path ? "/" : dir, O_PATH | O_DIRECTORY);
-	ok = fd >= 0 && fd_stat(fd, &st) == 0;
+	fd = trust_open(slash == path ? "/" : dir, O_PATH | O_DIRECTORY, S_IFDIR, why);
 	fd_close(fd);
-	if (!ok) {
-		if (errno != ENOENT)
-			say(LOG_WARNING, "-f: %s: %m; no socket there", path);
-		return 0;
-	}
-	if (!S_ISDIR(st.st_mode) || !equal(st.st_uid) || st.st_mode & 022) {
-		say(LOG_WARNING, "-f: %s: its directory is not root's alone; no socket there", path);
-		return 0;
-	}
-	return 1;
+	if (fd >= 0)
+		return 1;
+	if (why[0])
+		say(LOG_WARNING, "-f: %s: %s; no socket there", path, why);
+	else if (errno != ENOENT)
+		say(LOG_WARNING, "-f: %s: %m; no socket there", path);
+	return 0;
 }
 
 /* Whether fd can be read (or was closed: a connection, a pidfd's process) before `until'. */

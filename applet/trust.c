@@ -56,7 +56,8 @@ static int refuse(struct walk *w, const char *kind, const char *what)
  */
 static int judge(struct walk *w, const struct stat *st, int end)
 {
-	const char *kind = S_ISLNK(st->st_mode) ? "link" : end ? NULL : "directory";
+	/* The file itself is named by the caller's message; a directory asked for is named here. */
+	const char *kind = S_ISLNK(st->st_mode) ? "link" : end && w->type != S_IFDIR ? NULL : "directory";
 	char own[sizeof "owned by uid 4294967295, not by root or uid 4294967295"], n[24], m[24];
 
 	if (st->st_uid && st->st_uid != w->me) {

@@ -549,7 +549,22 @@ cont_on_term() {
 	follow_placed
 	[ ! -e "$PUBLIC/tmp/follow.sock" ]
 	follow_said <<-EOF
-	drvbind: -f: $PUBLIC/tmp/follow.sock: its directory is not root's alone; no socket there
+	drvbind: -f: $PUBLIC/tmp/follow.sock: directory $PUBLIC/tmp is writable by group or others; no socket there
+	drvbind: pci/$E1000: e1000 -> pci-stub
+	EOF
+}
+
+@test "a socket path through a directory another user owns is refused by name, and a file there that a link of theirs points to is not removed" {
+	pci_stub_setup
+	mkdir "$PUBLIC/victim"
+	: >"$PUBLIC/victim/follow.sock"
+	as_nobody mkdir "$PUBLIC/tmp/nd"
+	as_nobody ln -s "$PUBLIC/victim" "$PUBLIC/tmp/nd/r"
+	follow -s "$PUBLIC/tmp/nd/r/follow.sock" "pci/$E1000:pci-stub"
+	follow_placed
+	[ -f "$PUBLIC/victim/follow.sock" ]
+	follow_said <<-EOF
+	drvbind: -f: $PUBLIC/tmp/nd/r/follow.sock: directory $PUBLIC/tmp/nd is owned by uid 65534, not by root; no socket there
 	drvbind: pci/$E1000: e1000 -> pci-stub
 	EOF
 }
