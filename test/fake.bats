@@ -376,6 +376,17 @@ pci_e1000() {
 	[ ! -e "$FAKE/back/bus/pci/drivers/e1000/new_file" ]
 }
 
+@test "an attribute without a store refuses to open for writing with EACCES, root or not, as kernfs does" {
+	pci_e1000
+	chmod 444 "$FAKE/back/$E1000_DEV/vendor"
+	run bash -c "echo 0x1234 >'$SYS/$E1000_DEV/vendor'"
+	[ "$status" -ne 0 ]
+	[[ $output == *"Permission denied"* ]]
+	[ "$(cat "$SYS/$E1000_DEV/vendor")" = 0x8086 ]
+	# no store is called: nothing logged
+	[ ! -s "$FAKE/log" ]
+}
+
 @test "a write to any other attribute lands in the file and is logged" {
 	pci_e1000
 	printf 'add\n' >"$SYS/devices/pci0000:00/$E1000/uevent"

@@ -10,7 +10,9 @@
  * synchronously, one write() being one sysfs store.  Every write is
  * appended to LOGFILE as
  *	RELPATH VALUE -> RESULT
- * and bind/unbind/remove send uevents as the kernel would.
+ * and bind/unbind/remove send uevents as the kernel would.  A file
+ * with no write mode (an attribute without a store) refuses to open for
+ * writing with EACCES, root or not, as kernfs does.
  *
  * authorized (USB interfaces, since 4.4; a USB device's own is a plain
  * file here): kstrtobool's 0/n/f/off clears it and unbinds the driver
@@ -1853,10 +1855,16 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t fill,
 static int fs_open(const char *path, struct fuse_file_info *fi)
 {
 	const char *r = rel(path);
+	struct stat st;
 	int fd;
 
 	if (hidden(r))
 		return -ENOENT;
+	/* kernfs: an attribute without a store (no write mode) is EACCES */
+	if ((fi->flags & O_ACCMODE) != O_RDONLY &&
+	    !fstatat(rootfd, r, &st, 0) && S_ISREG(st.st_mode) &&
+	    !(st.st_mode & 0222))
+		return -EACCES;
 	fd = openat(rootfd, r, (fi->flags & O_ACCMODE) | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
