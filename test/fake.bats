@@ -376,11 +376,346 @@ pci_e1000() {
 	[ ! -e "$FAKE/back/bus/pci/drivers/e1000/new_file" ]
 }
 
+@test "an attribute without a store refuses to open for writing with EACCES, root or not, as kernfs does" {
+	pci_e1000
+	chmod 444 "$FAKE/back/$E1000_DEV/vendor"
+	run bash -c "echo 0x1234 >'$SYS/$E1000_DEV/vendor'"
+	[ "$status" -ne 0 ]
+	[[ $output == *"Permission denied"* ]]
+	[ "$(cat "$SYS/$E1000_DEV/vendor")" = 0x8086 ]
+	# no store is called: nothing logged
+	[ ! -s "$FAKE/log" ]
+}
+
 @test "a write to any other attribute lands in the file and is logged" {
 	pci_e1000
 	printf 'add\n' >"$SYS/devices/pci0000:00/$E1000/uevent"
 	[ "$(cat "$FAKE/back/devices/pci0000:00/$E1000/uevent")" = add ]
 	assert_log <<-EOF
 	devices/pci0000:00/$E1000/uevent add\\n -> ok
+	EOF
+}
+
+# SR-IOV, as measured on Debian's 6.1 under QEMU 7.2 (FACTS.md) and as
+# drivers/pci/iov.c answers. QEMU's NVMe controller, a PF of two VFs in
+# IOMMU group 3, on nvme, whose remove leaves SR-IOV enabled.
+NVME=0000:00:03.0
+NVME_DEV=devices/pci0000:00/$NVME
+
+# nvme_pf [ARG...]: that PF, its nvme taking it alone (ARGs go to nvme's
+# fake_driver: match=..., and they add to it)
+nvme_pf() {
+	fake_driver pci nvme "match=$NVME" sriov=keep "$@"
+	fake_device pci "$NVME" vendor=0x1b36 device=0x0010 pciclass=0x010802 override \
+		group=3 sriov=2 driver=nvme
+}
+
+# An Intel 82599 behind a root port, on ixgbe, whose remove disables
+# SR-IOV: its VFs start at devfn 0x80, two apart, device 10ed, and
+# ixgbevf's table has the first two.
+IXGBE=0000:01:00.0
+IXGBE_DEV=devices/pci0000:00/0000:00:1c.0/$IXGBE
+
+# ixgbe_pf [ARG...]: that PF, ixgbevf beside it (ARGs go to the PF's
+# fake_device: group=N, ...)
+ixgbe_pf() {
+	fake_driver pci ixgbe "match=$IXGBE" sriov=disable
+	fake_driver pci ixgbevf match=0000:01:10.0,0000:01:10.2
+	fake_device pci "$IXGBE" path=pci0000:00/0000:00:1c.0 vendor=0x8086 device=0x10fb \
+		sriov=63 sriov_offset=128 sriov_stride=2 sriov_vf_device=10ed driver=ixgbe "$@"
+}
+
+# sys_write FILE VALUE: VALUE written to FILE below $SYS in one write
+# (the shell's printf writes a line at a time), as bats's run: dd's
+# status, and its message naming the errno, in $output
+sys_write() {
+	run dd of="$SYS/$1" bs=4096 iflag=fullblock status=none < <(printf %s "$2")
+}
+
+@test "a PF's SR-IOV files read as sriov_init leaves them, and the read-only ones refuse a write with EACCES" {
+	nvme_pf
+	local f pf=$SYS/bus/pci/devices/$NVME
+	for f in totalvfs:2 numvfs:0 drivers_autoprobe:1 offset:1 stride:1 vf_device:10; do
+		[ "$(cat "$pf/sriov_${f%%:*}")" = "${f#*:}" ]
+	done
+	sys_write "bus/pci/devices/$NVME/sriov_totalvfs" 4
+	[[ $output == *"Permission denied"* ]]
+	[ "$(cat "$pf/sriov_totalvfs")" = 2 ]
+	sys_write "bus/pci/devices/$NVME/sriov_drivers_autoprobe" maybe
+	[[ $output == *"Invalid argument"* ]]
+	printf off >"$pf/sriov_drivers_autoprobe"
+	[ "$(cat "$pf/sriov_drivers_autoprobe")" = 0 ]
+	printf 'y\n' >"$pf/sriov_drivers_autoprobe"
+	[ "$(cat "$pf/sriov_drivers_autoprobe")" = 1 ]
+	# no store is called for an open that fails: nothing logged
+	assert_log <<-EOF
+	$NVME_DEV/sriov_drivers_autoprobe maybe -> EINVAL
+	$NVME_DEV/sriov_drivers_autoprobe off -> ok
+	$NVME_DEV/sriov_drivers_autoprobe y\\n -> ok
+	EOF
+}
+
+@test "VFs made with sriov_drivers_autoprobe 0 stay unbound, each beside its PF with its ids, an IOMMU group of its own and links both ways" {
+	nvme_pf
+	fake_driver pci vfio-pci
+	fake_listen
+	local pf=$SYS/bus/pci/devices/$NVME vf i
+	echo 0 >"$pf/sriov_drivers_autoprobe"
+	echo 2 >"$pf/sriov_numvfs"
+	[ "$(cat "$pf/sriov_numvfs")" = 2 ]
+	for i in 0 1; do
+		vf=0000:00:03.$((i + 1))
+		[ "$(readlink "$SYS/bus/pci/devices/$vf")" = "../../../devices/pci0000:00/$vf" ]
+		assert_driver pci "$vf" none
+		[ "$(readlink "$pf/virtfn$i")" = "../$vf" ]
+		[ "$(readlink "$SYS/bus/pci/devices/$vf/physfn")" = "../$NVME" ]
+		[ "$(cat "$SYS/bus/pci/devices/$vf/vendor") $(cat "$SYS/bus/pci/devices/$vf/device")" = "0x1b36 0x0010" ]
+		[ "$(cat "$SYS/bus/pci/devices/$vf/class")" = 0x010802 ]
+		[ "$(cat "$SYS/bus/pci/devices/$vf/driver_override")" = "(null)" ]
+		# the lowest group numbers free, as ida_alloc gives them
+		[ "$(readlink "$SYS/bus/pci/devices/$vf/iommu_group")" = "../../../kernel/iommu_groups/$i" ]
+		[ "$(readlink "$SYS/kernel/iommu_groups/$i/devices/$vf")" = "../../../../devices/pci0000:00/$vf" ]
+	done
+	[ ! -e "$pf/virtfn2" ]
+	[ "$(ls "$SYS/kernel/iommu_groups/3/devices")" = "$NVME" ]
+	wait_for "$FAKE/uevents" "^change@/$NVME_DEV "
+	run fake_uevents
+	assert_output_is <<-EOF
+	add@/devices/pci0000:00/0000:00:03.1 SUBSYSTEM=pci
+	change@/devices/pci0000:00/0000:00:03.1 SUBSYSTEM=pci
+	add@/devices/pci0000:00/0000:00:03.2 SUBSYSTEM=pci
+	change@/devices/pci0000:00/0000:00:03.2 SUBSYSTEM=pci
+	change@/$NVME_DEV SUBSYSTEM=pci
+	EOF
+}
+
+@test "with sriov_drivers_autoprobe 1 a VF driver whose table has the VFs binds each as it is made, at the PF's offset and stride" {
+	ixgbe_pf
+	fake_listen
+	printf 2 >"$SYS/bus/pci/devices/$IXGBE/sriov_numvfs"
+	assert_driver pci 0000:01:10.0 ixgbevf
+	assert_driver pci 0000:01:10.2 ixgbevf
+	[ "$(readlink "$SYS/bus/pci/devices/0000:01:10.2")" = ../../../devices/pci0000:00/0000:00:1c.0/0000:01:10.2 ]
+	[ "$(readlink "$SYS/bus/pci/devices/$IXGBE/virtfn1")" = ../0000:01:10.2 ]
+	[ "$(cat "$SYS/bus/pci/devices/0000:01:10.0/device")" = 0x10ed ]
+	# no IOMMU, no groups
+	[ ! -e "$SYS/bus/pci/devices/0000:01:10.0/iommu_group" ]
+	wait_for "$FAKE/uevents" "^change@/$IXGBE_DEV "
+	run fake_uevents
+	assert_output_is <<-EOF
+	add@/devices/pci0000:00/0000:00:1c.0/0000:01:10.0 SUBSYSTEM=pci
+	change@/devices/pci0000:00/0000:00:1c.0/0000:01:10.0 SUBSYSTEM=pci
+	bind@/devices/pci0000:00/0000:00:1c.0/0000:01:10.0 SUBSYSTEM=pci DRIVER=ixgbevf
+	add@/devices/pci0000:00/0000:00:1c.0/0000:01:10.2 SUBSYSTEM=pci
+	change@/devices/pci0000:00/0000:00:1c.0/0000:01:10.2 SUBSYSTEM=pci
+	bind@/devices/pci0000:00/0000:00:1c.0/0000:01:10.2 SUBSYSTEM=pci DRIVER=ixgbevf
+	change@/$IXGBE_DEV SUBSYSTEM=pci
+	EOF
+	assert_log <<<"$IXGBE_DEV/sriov_numvfs 2 -> ok"
+}
+
+@test "a count kstrtou16 does not take is EINVAL, one above sriov_totalvfs ERANGE, and both change nothing" {
+	nvme_pf
+	local v
+	for v in abc -1 70000 0x '2 2' $'2\n\n'; do
+		sys_write "bus/pci/devices/$NVME/sriov_numvfs" "$v"
+		[[ $output == *"Invalid argument"* ]]
+	done
+	sys_write "bus/pci/devices/$NVME/sriov_numvfs" 3
+	[[ $output == *"Numerical result out of range"* ]]
+	[ "$(cat "$SYS/bus/pci/devices/$NVME/sriov_numvfs")" = 0 ]
+	[ ! -e "$SYS/bus/pci/devices/0000:00:03.1" ]
+	# base 0: hex, and a newline may end it
+	printf '0x2\n' >"$SYS/bus/pci/devices/$NVME/sriov_numvfs"
+	[ "$(cat "$SYS/bus/pci/devices/$NVME/sriov_numvfs")" = 2 ]
+	assert_log <<-EOF
+	$NVME_DEV/sriov_numvfs abc -> EINVAL
+	$NVME_DEV/sriov_numvfs -1 -> EINVAL
+	$NVME_DEV/sriov_numvfs 70000 -> EINVAL
+	$NVME_DEV/sriov_numvfs 0x -> EINVAL
+	$NVME_DEV/sriov_numvfs 2 2 -> EINVAL
+	$NVME_DEV/sriov_numvfs 2\\n\\n -> EINVAL
+	$NVME_DEV/sriov_numvfs 3 -> ERANGE
+	$NVME_DEV/sriov_numvfs 0x2\\n -> ok
+	EOF
+}
+
+@test "a new count while VFs are enabled is EBUSY, the same count succeeds, and 0 removes every VF, unbound first, with its links and group" {
+	ixgbe_pf group=5
+	local pf=$SYS/bus/pci/devices/$IXGBE
+	printf 2 >"$pf/sriov_numvfs"
+	sys_write "bus/pci/devices/$IXGBE/sriov_numvfs" 1
+	[[ $output == *"Device or resource busy"* ]]
+	printf 2 >"$pf/sriov_numvfs"
+	assert_driver pci 0000:01:10.0 ixgbevf
+	[ "$(ls "$SYS/kernel/iommu_groups")" = "$(printf '0\n1\n5')" ]
+	fake_listen
+	printf 0 >"$pf/sriov_numvfs"
+	[ "$(cat "$pf/sriov_numvfs")" = 0 ]
+	for vf in 0000:01:10.0 0000:01:10.2; do
+		[ ! -e "$SYS/bus/pci/devices/$vf" ]
+		[ ! -e "$SYS/devices/pci0000:00/0000:00:1c.0/$vf" ]
+		[ ! -e "$SYS/bus/pci/drivers/ixgbevf/$vf" ]
+	done
+	[ -z "$(ls "$pf" | grep virtfn)" ]
+	[ "$(ls "$SYS/kernel/iommu_groups")" = 5 ]
+	assert_driver pci "$IXGBE" ixgbe
+	wait_for "$FAKE/uevents" '^remove@.*0000:01:10.2 '
+	run fake_uevents
+	assert_output_is <<-EOF
+	unbind@/devices/pci0000:00/0000:00:1c.0/0000:01:10.0 SUBSYSTEM=pci
+	remove@/devices/pci0000:00/0000:00:1c.0/0000:01:10.0 SUBSYSTEM=pci
+	unbind@/devices/pci0000:00/0000:00:1c.0/0000:01:10.2 SUBSYSTEM=pci
+	remove@/devices/pci0000:00/0000:00:1c.0/0000:01:10.2 SUBSYSTEM=pci
+	EOF
+	assert_log <<-EOF
+	$IXGBE_DEV/sriov_numvfs 2 -> ok
+	$IXGBE_DEV/sriov_numvfs 1 -> EBUSY
+	$IXGBE_DEV/sriov_numvfs 2 -> ok
+	$IXGBE_DEV/sriov_numvfs 0 -> ok
+	EOF
+}
+
+@test "a PF without a driver, or on one without sriov_configure, answers a new count with ENOENT and changes nothing" {
+	fake_driver pci pci-stub
+	fake_device pci "$NVME" vendor=0x1b36 device=0x0010 override sriov=2
+	local pf=$SYS/bus/pci/devices/$NVME
+	sys_write "bus/pci/devices/$NVME/sriov_numvfs" 1
+	[[ $output == *"No such file or directory"* ]]
+	# the count it has already comes before the driver
+	printf 0 >"$pf/sriov_numvfs"
+	printf pci-stub >"$pf/driver_override"
+	printf %s "$NVME" >"$SYS/bus/pci/drivers/pci-stub/bind"
+	sys_write "bus/pci/devices/$NVME/sriov_numvfs" 1
+	[[ $output == *"No such file or directory"* ]]
+	[ "$(cat "$pf/sriov_numvfs")" = 0 ]
+	[ ! -e "$SYS/bus/pci/devices/0000:00:03.1" ]
+	assert_log <<-EOF
+	$NVME_DEV/sriov_numvfs 1 -> ENOENT
+	$NVME_DEV/sriov_numvfs 0 -> ok
+	$NVME_DEV/driver_override pci-stub -> ok
+	bus/pci/drivers/pci-stub/bind $NVME -> ok
+	$NVME_DEV/sriov_numvfs 1 -> ENOENT
+	EOF
+}
+
+@test "a network PF driver's unbind removes its VFs before the PF's own unbind uevent" {
+	ixgbe_pf
+	printf 2 >"$SYS/bus/pci/devices/$IXGBE/sriov_numvfs"
+	fake_listen
+	printf %s "$IXGBE" >"$SYS/bus/pci/drivers/ixgbe/unbind"
+	assert_driver pci "$IXGBE" none
+	[ "$(cat "$SYS/bus/pci/devices/$IXGBE/sriov_numvfs")" = 0 ]
+	[ ! -e "$SYS/bus/pci/devices/0000:01:10.0" ]
+	[ ! -e "$SYS/bus/pci/devices/$IXGBE/virtfn0" ]
+	wait_for "$FAKE/uevents" "^unbind@/$IXGBE_DEV "
+	run fake_uevents
+	assert_output_is <<-EOF
+	unbind@/devices/pci0000:00/0000:00:1c.0/0000:01:10.0 SUBSYSTEM=pci
+	remove@/devices/pci0000:00/0000:00:1c.0/0000:01:10.0 SUBSYSTEM=pci
+	unbind@/devices/pci0000:00/0000:00:1c.0/0000:01:10.2 SUBSYSTEM=pci
+	remove@/devices/pci0000:00/0000:00:1c.0/0000:01:10.2 SUBSYSTEM=pci
+	unbind@/$IXGBE_DEV SUBSYSTEM=pci
+	EOF
+}
+
+@test "a network PF unplugged takes its VFs with it, and replugged it starts again with none and autoprobe 1" {
+	ixgbe_pf
+	local pf=$SYS/bus/pci/devices/$IXGBE
+	echo 0 >"$pf/sriov_drivers_autoprobe"
+	echo 2 >"$pf/sriov_numvfs"
+	fake_listen
+	fake_ctl unplug pci "$IXGBE"
+	[ ! -e "$SYS/bus/pci/devices/0000:01:10.0" ]
+	[ ! -e "$SYS/devices/pci0000:00/0000:00:1c.0/0000:01:10.2" ]
+	fake_ctl replug pci "$IXGBE"
+	assert_driver pci "$IXGBE" ixgbe
+	[ "$(cat "$pf/sriov_numvfs") $(cat "$pf/sriov_drivers_autoprobe")" = "0 1" ]
+	[ -z "$(ls "$pf" | grep virtfn)" ]
+	sys_write "bus/pci/devices/$IXGBE/sriov_totalvfs" 1
+	[[ $output == *"Permission denied"* ]]
+	wait_for "$FAKE/uevents" "^bind@/$IXGBE_DEV "
+	run fake_uevents
+	assert_output_is <<-EOF
+	remove@/devices/pci0000:00/0000:00:1c.0/0000:01:10.0 SUBSYSTEM=pci
+	remove@/devices/pci0000:00/0000:00:1c.0/0000:01:10.2 SUBSYSTEM=pci
+	unbind@/$IXGBE_DEV SUBSYSTEM=pci
+	remove@/$IXGBE_DEV SUBSYSTEM=pci
+	add@/$IXGBE_DEV SUBSYSTEM=pci
+	bind@/$IXGBE_DEV SUBSYSTEM=pci DRIVER=ixgbe
+	EOF
+}
+
+@test "nvme's unbind leaves its VFs enabled, and sriov_numvfs answers ENOENT until a driver is bound again" {
+	nvme_pf
+	local pf=$SYS/bus/pci/devices/$NVME
+	echo 0 >"$pf/sriov_drivers_autoprobe"
+	echo 2 >"$pf/sriov_numvfs"
+	printf %s "$NVME" >"$SYS/bus/pci/drivers/nvme/unbind"
+	assert_driver pci "$NVME" none
+	[ "$(cat "$pf/sriov_numvfs")" = 2 ]
+	[ "$(readlink "$pf/virtfn1")" = ../0000:00:03.2 ]
+	assert_driver pci 0000:00:03.2 none
+	sys_write "bus/pci/devices/$NVME/sriov_numvfs" 0
+	[[ $output == *"No such file or directory"* ]]
+	printf 2 >"$pf/sriov_numvfs"
+	printf %s "$NVME" >"$SYS/bus/pci/drivers/nvme/bind"
+	printf 0 >"$pf/sriov_numvfs"
+	[ ! -e "$SYS/bus/pci/devices/0000:00:03.1" ]
+	[ ! -e "$pf/virtfn0" ]
+	assert_log <<-EOF
+	$NVME_DEV/sriov_drivers_autoprobe 0\\n -> ok
+	$NVME_DEV/sriov_numvfs 2\\n -> ok
+	bus/pci/drivers/nvme/unbind $NVME -> ok
+	$NVME_DEV/sriov_numvfs 0 -> ENOENT
+	$NVME_DEV/sriov_numvfs 2 -> ok
+	bus/pci/drivers/nvme/bind $NVME -> ok
+	$NVME_DEV/sriov_numvfs 0 -> ok
+	EOF
+}
+
+@test "while sriov_drivers_autoprobe is 0 a VF binds only with a driver_override, and drivers_probe passes it over" {
+	# nvme's table has the VFs too: they share the PF's ids
+	nvme_pf match=0000:00:03.1,0000:00:03.2
+	fake_driver pci vfio-pci
+	local pf=$SYS/bus/pci/devices/$NVME
+	echo 0 >"$pf/sriov_drivers_autoprobe"
+	echo 2 >"$pf/sriov_numvfs"
+	assert_driver pci 0000:00:03.1 none
+	sys_write bus/pci/drivers/nvme/bind 0000:00:03.1
+	[[ $output == *"No such device"* ]]
+	printf 0000:00:03.1 >"$SYS/bus/pci/drivers_probe"
+	assert_driver pci 0000:00:03.1 none
+	printf vfio-pci >"$SYS/bus/pci/devices/0000:00:03.1/driver_override"
+	printf 0000:00:03.1 >"$SYS/bus/pci/drivers/vfio-pci/bind"
+	assert_driver pci 0000:00:03.1 vfio-pci
+	# autoprobe on again: the next probe of a VF goes through
+	echo 1 >"$pf/sriov_drivers_autoprobe"
+	printf 0000:00:03.2 >"$SYS/bus/pci/drivers_probe"
+	assert_driver pci 0000:00:03.2 nvme
+	assert_log <<-EOF
+	$NVME_DEV/sriov_drivers_autoprobe 0\\n -> ok
+	$NVME_DEV/sriov_numvfs 2\\n -> ok
+	bus/pci/drivers/nvme/bind 0000:00:03.1 -> ENODEV
+	bus/pci/drivers_probe 0000:00:03.1 -> ok
+	devices/pci0000:00/0000:00:03.1/driver_override vfio-pci -> ok
+	bus/pci/drivers/vfio-pci/bind 0000:00:03.1 -> ok
+	$NVME_DEV/sriov_drivers_autoprobe 1\\n -> ok
+	bus/pci/drivers_probe 0000:00:03.2 -> ok
+	EOF
+}
+
+@test "a fault on sriov_numvfs fails the write like any other's, and no VF is made" {
+	nvme_pf
+	fake_fault "bus/pci/devices/$NVME/sriov_numvfs" EIO
+	sys_write "bus/pci/devices/$NVME/sriov_numvfs" 2
+	[[ $output == *"Input/output error"* ]]
+	[ "$(cat "$SYS/bus/pci/devices/$NVME/sriov_numvfs")" = 0 ]
+	[ ! -e "$SYS/bus/pci/devices/0000:00:03.1" ]
+	printf 2 >"$SYS/bus/pci/devices/$NVME/sriov_numvfs"
+	assert_driver pci 0000:00:03.1 none
+	assert_log <<-EOF
+	$NVME_DEV/sriov_numvfs 2 -> EIO
+	$NVME_DEV/sriov_numvfs 2 -> ok
 	EOF
 }

@@ -227,10 +227,11 @@ fake_bus() {
 
 # _fake_drv_state DIR ARG...: what the kernel keeps inside a driver for
 # fake_driver's ARGs, in the driver's directory DIR: .fake_match (match=),
-# .fake_probe (probe=), .fake_busids (match_busid); the files of the
-# others are the caller's to make. With DIR empty, only the check that
-# every ARG is one fake_driver knows (fake_register checks before its
-# first step). 1, naming it, for an unknown ARG.
+# .fake_probe (probe=), .fake_busids (match_busid), .fake_sriov
+# (sriov=); the files of the others are the caller's to make. With DIR
+# empty, only the check that every ARG is one fake_driver knows
+# (fake_register checks before its first step). 1, naming it, for an
+# unknown ARG.
 _fake_drv_state() {
 	local d=$1 a ids
 	shift
@@ -251,6 +252,9 @@ _fake_drv_state() {
 		match_busid)
 			# usbip-host's table of bus ids, empty, from its init
 			[[ -z $d ]] || : >>"$d/.fake_busids"
+			;;
+		sriov=disable | sriov=keep)
+			[[ -z $d ]] || printf '%s\n' "${a#sriov=}" >"$d/.fake_sriov"
 			;;
 		new_id | module=?*) ;;
 		*)
@@ -291,6 +295,14 @@ _fake_drv_module() {
 #                     or silent (0 without binding), for device ID only
 #                     where given; otherwise every probe binds
 #   module=M          its module link, to module/M
+#   sriov=disable|keep
+#                     a PCI PF driver's sriov_configure, which makes
+#                     writes to a bound PF's sriov_numvfs work (without
+#                     it they answer ENOENT, as pci-stub's do); its
+#                     remove() then disables SR-IOV, every VF going
+#                     (disable: ixgbe, i40e, ice, vfio-pci), or leaves
+#                     the VFs, sriov_numvfs answering ENOENT until a
+#                     driver is bound again (keep: nvme)
 fake_driver() {
 	local bus=$1 drv=$2 d a f
 	shift 2
@@ -322,7 +334,8 @@ fake_driver() {
 #                 bus's drivers_autoprobe is 0)
 #   unplug B ID, replug B ID
 #                 device ID removed, and added again as a new device
-#                 (driver_override cleared, authorized 1)
+#                 (driver_override cleared, authorized 1, a PF's
+#                 SR-IOV at its start: no VFs, autoprobe 1)
 #   rmmod B D, insmod B D
 #                 driver D unloaded, and loaded again
 # The last four all at once, without a fork: for endurance runs, where
@@ -579,9 +592,25 @@ driver_registers() {
 #   noauth            no authorized: a USB interface (bus usb, an id
 #                     with a ':') has it, reading 1, since Linux 4.4;
 #                     noauth makes one as before
+#   sriov=TOTAL       a PCI physical function with SR-IOV: sriov_totalvfs
+#                     (TOTAL; read-only, as sriov_offset, sriov_stride
+#                     and sriov_vf_device), sriov_numvfs (0) and
+#                     sriov_drivers_autoprobe (1); a write to
+#                     sriov_numvfs makes or removes its VFs (see
+#                     test/fake/fakesys.c), when its driver has
+#                     fake_driver's sriov=
+#   sriov_offset=N sriov_stride=N
+#                     where VF i goes: the PF's devfn + N + N * i, the
+#                     carry into the bus (1 and 1 by default, as QEMU's
+#                     NVMe: 0000:00:03.0 makes .1, .2, ...; an 82599's
+#                     are 128 and 2)
+#   sriov_vf_device=D the VFs' device id, in hex as the kernel shows it
+#                     (10ed); by default the PF's own device= (QEMU's
+#                     NVMe's VFs have the PF's)
 # An unknown ARG is an error, named.
 fake_device() {
 	local bus=$1 id=$2 a parent= path= drv= auth=1 dev d up
+	local sriov='' vf_off=1 vf_stride=1 vf_dev='' pf_dev=''
 	shift 2
 	for a; do
 		case $a in
@@ -589,8 +618,24 @@ fake_device() {
 		parent=*) parent=${a#parent=} ;;
 		driver=*) drv=${a#driver=} ;;
 		noauth) auth= ;;
+		sriov=*) sriov=${a#sriov=} ;;
+		sriov_offset=*) vf_off=${a#sriov_offset=} ;;
+		sriov_stride=*) vf_stride=${a#sriov_stride=} ;;
+		sriov_vf_device=*) vf_dev=${a#sriov_vf_device=} ;;
+		device=*) pf_dev=${a#device=} ;;
 		esac
 	done
+	if [[ -n $sriov ]]; then
+		[[ $bus == pci ]] || {
+			echo "fake_device: sriov= on $bus: only PCI has SR-IOV" >&2
+			return 1
+		}
+		[[ -n $vf_dev || -z $pf_dev ]] || vf_dev=$(printf %x "$pf_dev" 2>/dev/null) || vf_dev=
+		[[ -n $vf_dev ]] || {
+			echo "fake_device: sriov= needs device= or sriov_vf_device=" >&2
+			return 1
+		}
+	fi
 	if [[ -n $parent ]]; then
 		dev=$(_fake_devrel "$parent") || return 1
 		dev+=/$id
@@ -627,7 +672,8 @@ fake_device() {
 			ln -sfn "${up}kernel/iommu_groups/${a#group=}" "$d/iommu_group"
 			ln -sfn "../../../../$dev" "$FAKE/back/kernel/iommu_groups/${a#group=}/devices/$id"
 			;;
-		path=* | parent=* | driver=* | noauth) ;;
+		path=* | parent=* | driver=* | noauth | sriov=* | sriov_offset=* | sriov_stride=* | \
+			sriov_vf_device=*) ;;
 		*)
 			echo "fake_device: unknown argument: $a" >&2
 			return 1
@@ -635,6 +681,16 @@ fake_device() {
 		esac
 	done
 	[[ $bus == usb && $id == *:* && -n $auth ]] && echo 1 >"$d/authorized"
+	if [[ -n $sriov ]]; then
+		# the PF's attributes from sriov_init: the count 0, autoprobe on
+		printf '%s\n' "$sriov" >"$d/sriov_totalvfs"
+		printf '%s\n' "$vf_off" >"$d/sriov_offset"
+		printf '%s\n' "$vf_stride" >"$d/sriov_stride"
+		printf '%s\n' "$vf_dev" >"$d/sriov_vf_device"
+		chmod 444 "$d/sriov_totalvfs" "$d/sriov_offset" "$d/sriov_stride" "$d/sriov_vf_device"
+		echo 0 >"$d/sriov_numvfs"
+		echo 1 >"$d/sriov_drivers_autoprobe"
+	fi
 	# As device_add(): the attributes first, then the bus link, then a probe.
 	ln -sfn "../../../$dev" "$FAKE/back/bus/$bus/devices/$id"
 	if [[ -n $drv ]]; then

@@ -5,12 +5,14 @@
  * A fake sysfs with a fake driver core behind it.  MOUNTPOINT shows
  * BACKDIR (plain directories, files and symlinks in the shapes of
  * /sys); writes to bind, unbind, drivers_probe, driver_override,
- * new_id, remove_id, match_busid and a USB interface's authorized
- * answer and move links the way the Linux driver core does,
- * synchronously, one write() being one sysfs store.  Every write is
- * appended to LOGFILE as
+ * new_id, remove_id, match_busid, a USB interface's authorized and a
+ * PCI PF's sriov_numvfs and sriov_drivers_autoprobe answer and move
+ * links the way the Linux driver core does, synchronously, one write()
+ * being one sysfs store.  Every write is appended to LOGFILE as
  *	RELPATH VALUE -> RESULT
- * and bind/unbind/remove send uevents as the kernel would.
+ * and bind/unbind/add/remove send uevents as the kernel would.  A file
+ * with no write mode (an attribute without a store) refuses to open for
+ * writing with EACCES, root or not, as kernfs does.
  *
  * authorized (USB interfaces, since 4.4; a USB device's own is a plain
  * file here): kstrtobool's 0/n/f/off clears it and unbinds the driver
@@ -18,6 +20,23 @@
  * anything else is EINVAL.  While it reads 0 every probe of the
  * interface fails with ENODEV: bind answers it (after EBUSY), and
  * drivers_probe, new_id and driver_attach pass the interface over.
+ *
+ * SR-IOV (6.1's drivers/pci/iov.c; part 3 and store_numvfs): a PCI
+ * physical function has sriov_totalvfs, sriov_numvfs (the count of its
+ * VFs), sriov_offset, sriov_stride, sriov_vf_device and
+ * sriov_drivers_autoprobe (kstrtobool, or EINVAL).  sriov_numvfs takes
+ * kstrtou16's numbers (else EINVAL) up to sriov_totalvfs (else ERANGE);
+ * the count it has is done already; with no driver, or one without
+ * sriov_configure (no .fake_sriov), ENOENT; another count while VFs
+ * are enabled EBUSY.  N from 0 makes N VFs beside the PF, each with
+ * the PF's vendor, sriov_vf_device, driver_override, an IOMMU group of
+ * its own where the PF has one, physfn and the PF's virtfnI links, an
+ * add and a change uevent, then device_attach (a bind uevent where a
+ * driver takes it); then the PF's change uevent.  0 removes them in
+ * order, each unbound first.  A VF is probed only while its PF's
+ * sriov_drivers_autoprobe reads 1 or with its driver_override set:
+ * bind says ENODEV, drivers_probe and driver_attach pass it over.  A PF
+ * driver's remove() disables SR-IOV, or leaves it (.fake_sriov).
  *
  * The root's .fake_ctl is the driver core's own hand: through it the
  * test helper replays driver_register, driver_unregister and device_add
@@ -33,6 +52,10 @@
  *	bus/B/drivers/D/.fake_busids	bus ids added through match_busid (a
  *					driver with it or with match_busid
  *					probes only those)
+ *	bus/pci/drivers/D/.fake_sriov	the driver has sriov_configure, and
+ *					its remove() "disable"s SR-IOV (its
+ *					VFs go: ixgbe, i40e) or "keep"s it
+ *					(nvme)
  *	.fake_faults			"RELPATH ACTION [always]" lines
  * where ACTION is an errno name (the write fails, nothing happens),
  * "short", "pass" (the write goes through: a later line takes the
@@ -66,7 +89,8 @@
  *	1. Common ground	errno names, bounded formatting, path pieces
  *	2. The backing tree	BACKDIR's files, line files and links
  *	3. The driver core	devices and drivers: find, match, probe, the
- *				bind links and uevents, attach and detach
+ *				bind links and uevents, attach and detach;
+ *				a PF's VFs made and removed (SR-IOV)
  *	4. The stores		what a write to each attribute does
  *	5. The control verbs	.fake_ctl
  *	6. The faults		.fake_faults, before a store and after it
@@ -124,6 +148,7 @@ static const struct {
 	{ "EINVAL", EINVAL }, { "ENOSPC", ENOSPC }, { "EROFS", EROFS },
 	{ "ENAMETOOLONG", ENAMETOOLONG }, { "ENOSYS", ENOSYS },
 	{ "ETIMEDOUT", ETIMEDOUT }, { "ENOTCONN", ENOTCONN },
+	{ "ERANGE", ERANGE },
 };
 
 static const char *errname(int e)
@@ -296,6 +321,25 @@ static int exists(const char *r)
 	return !fstatat(rootfd, r, &st, AT_SYMLINK_NOFOLLOW);
 }
 
+/*
+ * one regular file of the directory from, copied into the directory to,
+ * with its mode (a read-only attribute stays so)
+ */
+static void file_copy(const char *from, const char *to, const char *name)
+{
+	char p[PATHSZ], buf[PAGESZ];
+	struct stat st;
+	ssize_t len;
+
+	if (fmt(p, sizeof p, "%s/%s", from, name) || fstatat(rootfd, p, &st, 0))
+		return;
+	len = file_read(p, buf, sizeof buf);
+	if (len < 0 || fmt(p, sizeof p, "%s/%s", to, name) ||
+	    file_write(p, buf, (size_t)len))
+		return;
+	fchmodat(rootfd, p, st.st_mode & 07777, 0);
+}
+
 /* one attribute value without its newline; "" when absent */
 static int attr_get(char *buf, size_t n, const char *dir, const char *name)
 {
@@ -306,6 +350,20 @@ static int attr_get(char *buf, size_t n, const char *dir, const char *name)
 		return -1;
 	chomp(buf);
 	return 0;
+}
+
+/* an attribute read as a decimal number; dflt when absent or not one */
+static unsigned long attr_num(const char *dir, const char *name,
+    unsigned long dflt)
+{
+	char v[64], *end;
+	unsigned long n;
+
+	if (attr_get(v, sizeof v, dir, name) || !v[0])
+		return dflt;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	return errno || *end ? dflt : n;
 }
 
 static int lines_has(const char *r, const char *val)
@@ -491,7 +549,9 @@ static void rmtree(const char *r)
  * entry for it) and the bind uevent, and releasing it the reverse and
  * the unbind uevent.  device_attach, driver_attach, driver_detach and
  * device_del walk these for the stores that bind or release many at
- * once and for the control verbs.
+ * once and for the control verbs.  Last, SR-IOV: the VFs a PF's driver
+ * makes and removes, and the one link back (links_drop) from releasing
+ * a driver to its remove(), declared ahead.
  */
 
 /*
@@ -651,6 +711,14 @@ static int links_make(const char *bus, const char *drv, const char *id,
 	return 0;
 }
 
+/* the PF driver's remove(), at the end of this part (SR-IOV) */
+static void sriov_driver_remove(const char *bus, const char *drv,
+    const char *dev);
+
+/*
+ * device_release_driver: the links go first, then the driver's remove()
+ * runs (a PF's may disable SR-IOV: its VFs go), then the unbind uevent
+ */
 static void links_drop(const char *bus, const char *drv, const char *id,
     const char *dev)
 {
@@ -660,6 +728,7 @@ static void links_drop(const char *bus, const char *drv, const char *id,
 		unlinkat(rootfd, p, 0);
 	if (!fmt(p, sizeof p, "bus/%s/drivers/%s/%s", bus, drv, id))
 		unlinkat(rootfd, p, 0);
+	sriov_driver_remove(bus, drv, dev);
 	dev_event("unbind", dev, bus, NULL);
 }
 
@@ -749,6 +818,24 @@ static int intf_authorized(const char *dev)
 }
 
 /*
+ * pci_device_can_probe: a VF (its physfn link names its PF) may be
+ * probed only while the PF's sriov_drivers_autoprobe reads 1, or when
+ * its own driver_override is set (to any driver: the match decides)
+ */
+static int vf_held(const char *dev)
+{
+	char p[PATHSZ], t[PATHSZ], pf[PATHSZ], v[64], ov[PAGESZ + 1];
+
+	if (fmt(p, sizeof p, "%s/physfn", dev) || link_read(p, t, sizeof t) ||
+	    link_join(pf, sizeof pf, dev, t) ||
+	    attr_get(v, sizeof v, pf, "sriov_drivers_autoprobe") ||
+	    strcmp(v, "0"))
+		return 0;
+	return attr_get(ov, sizeof ov, dev, "driver_override") ||
+	    !strcmp(ov, "(null)") || !ov[0];
+}
+
+/*
  * The driver's probe(): 0 bound, 1 "succeeded" without binding, or a
  * negative errno as bind_store returns it (-EPROBE_DEFER becomes -EAGAIN).
  */
@@ -762,6 +849,9 @@ static int drv_probe(const char *bus, const char *drv, const char *id,
 		return -ENODEV;
 	/* usb_probe_interface refuses an interface not authorized first */
 	if (usb_intf(dev) && !intf_authorized(dev))
+		return -ENODEV;
+	/* pci_device_probe refuses a VF its PF does not let probe */
+	if (vf_held(dev))
 		return -ENODEV;
 	/*
 	 * usbip-host's probe refuses devices not added to match_busid: a
@@ -991,6 +1081,256 @@ static void unplug_dev(const char *dev)
 	if (!fmt(p, sizeof p, "bus/%s/devices/%s", bus, id))
 		unlinkat(rootfd, p, 0);
 	dev_event("remove", dev, bus, NULL);
+}
+
+/*
+ * SR-IOV: a PCI physical function (PF) with sriov_totalvfs makes its
+ * virtual functions (VFs) when its driver's sriov_configure is asked
+ * to (a store to sriov_numvfs, part 4), and the driver's remove() may
+ * take them away.  Nothing is kept but the PF's files: sriov_numvfs is
+ * the count (iov->num_VFs), sriov_offset, sriov_stride and
+ * sriov_vf_device place and name the VFs, sriov_drivers_autoprobe
+ * whether they may be probed (vf_held); a driver with sriov_configure
+ * has a .fake_sriov saying what its remove() does: "disable" (network
+ * drivers: ixgbe, i40e, ice; vfio-pci) disables SR-IOV, every VF going,
+ * "keep" (nvme) leaves it enabled with no driver to change it.
+ */
+
+/* the driver's sriov_configure: has one (.fake_sriov), and is it mode */
+static int drv_sriov(const char *bus, const char *drv, const char *mode)
+{
+	char d[PATHSZ], v[64];
+
+	if (fmt(d, sizeof d, "bus/%s/drivers/%s", bus, drv) ||
+	    attr_get(v, sizeof v, d, ".fake_sriov"))
+		return 0;
+	return !mode || !strcmp(v, mode);
+}
+
+/*
+ * VF i of the PF: its bus id (pci_iov_virtfn_bus, _devfn: the PF's
+ * devfn plus offset plus stride times i, the carry into the bus number)
+ * and its directory, beside the PF's, as its parent is the PF's; -1
+ * when the PF's bus id is not PCI's or the VF's bus would pass ff
+ */
+static int vf_name(const char *pf, unsigned long i, char *id, size_t idn,
+    char *dir, size_t dirn)
+{
+	char parent[PATHSZ];
+	unsigned dom, bus, slot, fn;
+	unsigned long v, off = attr_num(pf, "sriov_offset", 1),
+	    stride = attr_num(pf, "sriov_stride", 1);
+	int end = 0;
+
+	/* offset and stride are the capability's 16-bit fields */
+	if (sscanf(base(pf), "%4x:%2x:%2x.%1x%n", &dom, &bus, &slot, &fn,
+	    &end) != 4 || base(pf)[end] || slot > 0x1f || fn > 7 ||
+	    off > 0xffff || stride > 0xffff || i > 0xffff)
+		return -1;
+	v = (slot << 3 | fn) + off + stride * i;
+	if (bus + (v >> 8) > 0xff || attr_dir(pf, parent, sizeof parent))
+		return -1;
+	if (fmt(id, idn, "%04x:%02x:%02lx.%lx", dom, bus + (unsigned)(v >> 8),
+	    (v & 0xff) >> 3, v & 7))
+		return -1;
+	return fmt(dir, dirn, "%s/%s", parent, id);
+}
+
+/*
+ * iommu_group_add_device into a group of the VF's own, as a VF gets
+ * where the PF has one: the lowest number free (ida_alloc), the links
+ * both ways
+ */
+static int group_new(const char *dev, const char *id)
+{
+	char g[PATHSZ], p[PATHSZ], t[PATHSZ], up[PATHSZ];
+	int i;
+
+	mkdirat(rootfd, "kernel", 0755);
+	mkdirat(rootfd, "kernel/iommu_groups", 0755);
+	for (i = 0;; i++) {
+		if (i == 65536 || fmt(g, sizeof g, "kernel/iommu_groups/%d", i))
+			return -1;
+		if (!mkdirat(rootfd, g, 0755))
+			break;
+		if (errno != EEXIST)
+			return -1;
+	}
+	if (fmt(p, sizeof p, "%s/devices", g) || mkdirat(rootfd, p, 0755) ||
+	    updirs(up, sizeof up, dev) ||
+	    fmt(p, sizeof p, "%s/iommu_group", dev) ||
+	    fmt(t, sizeof t, "%s%s", up, g) || symlinkat(t, rootfd, p) ||
+	    fmt(p, sizeof p, "%s/devices/%s", g, id) ||
+	    fmt(t, sizeof t, "../../../../%s", dev) || symlinkat(t, rootfd, p))
+		return -1;
+	return 0;
+}
+
+/* iommu_release_device: the device leaves its group, which goes if empty */
+static void group_leave(const char *dev, const char *id)
+{
+	char p[PATHSZ], t[PATHSZ], g[PATHSZ];
+	struct dirent **list;
+	int i, n, left = 0;
+
+	if (fmt(p, sizeof p, "%s/iommu_group", dev) || link_read(p, t, sizeof t) ||
+	    link_join(g, sizeof g, dev, t) ||
+	    fmt(p, sizeof p, "%s/devices/%s", g, id))
+		return;
+	unlinkat(rootfd, p, 0);
+	if (fmt(p, sizeof p, "%s/devices", g))
+		return;
+	n = scan(p, &list);
+	if (n < 0)
+		return;
+	for (i = 0; i < n; i++)
+		left += name_ok(list[i]->d_name);
+	scan_free(list, n);
+	if (!left)
+		rmtree(g);
+}
+
+/*
+ * pci_iov_remove_virtfn: the PF's virtfnI link and the VF's physfn go,
+ * then pci_stop_and_remove_bus_device: its driver released (an unbind
+ * uevent), its IOMMU group left, its bus link, the remove uevent, its
+ * directory
+ */
+static void vf_del(const char *bus, const char *pf, unsigned long i)
+{
+	char id[64], vf[PATHSZ], p[PATHSZ], drv[PATHSZ];
+
+	if (vf_name(pf, i, id, sizeof id, vf, sizeof vf))
+		return;
+	if (!fmt(p, sizeof p, "%s/virtfn%lu", pf, i))
+		unlinkat(rootfd, p, 0);
+	if (!exists(vf))
+		return;
+	if (!fmt(p, sizeof p, "%s/physfn", vf))
+		unlinkat(rootfd, p, 0);
+	probe_end(vf);
+	if (dev_driver(vf, drv, sizeof drv))
+		links_drop(bus, drv, id, vf);
+	group_leave(vf, id);
+	if (!fmt(p, sizeof p, "bus/%s/devices/%s", bus, id))
+		unlinkat(rootfd, p, 0);
+	dev_event("remove", vf, bus, NULL);
+	rmtree(vf);
+}
+
+/*
+ * pci_iov_add_virtfn, VF i of the PF: pci_device_add (its directory
+ * and attributes: the PF's vendor and class, sriov_vf_device for device,
+ * driver_override; its own IOMMU group where the PF has one; the bus
+ * link; the add uevent), pci_iov_sysfs_link (virtfnI and physfn, a
+ * change uevent), then pci_bus_add_device's device_attach, which the
+ * bus's drivers_autoprobe does not stop (vf_held may). EEXIST where a
+ * device has the VF's name; a VF half made is taken away again.
+ */
+static int vf_add(const char *bus, const char *pf, unsigned long i)
+{
+	static const char *const copied[] = {
+		"vendor", "class", "subsystem_vendor", "subsystem_device",
+	};
+	char id[64], vf[PATHSZ], p[PATHSZ], t[PATHSZ], up[PATHSZ], v[64];
+	size_t k;
+
+	if (vf_name(pf, i, id, sizeof id, vf, sizeof vf) ||
+	    fmt(p, sizeof p, "bus/%s/devices/%s", bus, id))
+		return -ENOMEM;
+	if (exists(vf) || exists(p))
+		return -EEXIST;
+	if (mkdirat(rootfd, vf, 0755))
+		return -EIO;
+	for (k = 0; k < sizeof copied / sizeof *copied; k++)
+		file_copy(pf, vf, copied[k]);
+	if ((attr_get(v, sizeof v, pf, "sriov_vf_device") &&
+	    attr_get(v, sizeof v, pf, "device")) ||
+	    fmt(t, sizeof t, "0x%04lx\n", strtoul(v, NULL, 16)) ||
+	    fmt(p, sizeof p, "%s/device", vf) || file_write(p, t, strlen(t)) ||
+	    fmt(p, sizeof p, "%s/driver_override", vf) ||
+	    file_write(p, "(null)\n", 7) ||
+	    fmt(p, sizeof p, "%s/uevent", vf) || file_write(p, "", 0) ||
+	    updirs(up, sizeof up, vf) || fmt(p, sizeof p, "%s/subsystem", vf) ||
+	    fmt(t, sizeof t, "%sbus/%s", up, bus) || symlinkat(t, rootfd, p) ||
+	    fmt(p, sizeof p, "%s/iommu_group", pf) ||
+	    (exists(p) && group_new(vf, id)) ||
+	    fmt(p, sizeof p, "bus/%s/devices/%s", bus, id) ||
+	    fmt(t, sizeof t, "../../../%s", vf) || symlinkat(t, rootfd, p))
+		goto undo;
+	dev_event("add", vf, bus, NULL);
+	if (fmt(p, sizeof p, "%s/virtfn%lu", pf, i) ||
+	    fmt(t, sizeof t, "../%s", id) || symlinkat(t, rootfd, p) ||
+	    fmt(p, sizeof p, "%s/physfn", vf) ||
+	    fmt(t, sizeof t, "../%s", base(pf)) || symlinkat(t, rootfd, p))
+		goto undo;
+	dev_event("change", vf, bus, NULL);
+	dev_attach(bus, id, vf, 0);
+	return 0;
+undo:
+	vf_del(bus, pf, i);
+	return -EIO;
+}
+
+/*
+ * sriov_disable: every VF removed, in order (vf_del), and the count 0;
+ * no uevent of the PF's own
+ */
+static void sriov_disable(const char *bus, const char *pf)
+{
+	char p[PATHSZ];
+	unsigned long i, n = attr_num(pf, "sriov_numvfs", 0);
+
+	for (i = 0; i < n; i++)
+		vf_del(bus, pf, i);
+	if (!fmt(p, sizeof p, "%s/sriov_numvfs", pf))
+		file_write(p, "0\n", 2);
+}
+
+/*
+ * sriov_enable, as the driver's sriov_configure calls it: ENOMEM when
+ * the last VF's bus number is out of reach, then each VF added in
+ * order (vf_add), the count set, and the PF's change uevent; a VF that
+ * fails takes the ones before it away again
+ */
+static int sriov_enable(const char *bus, const char *pf, unsigned long n)
+{
+	char id[64], vf[PATHSZ], p[PATHSZ], buf[32];
+	unsigned long i;
+	int r = 0;
+
+	if (!n)
+		return 0;
+	if (vf_name(pf, n - 1, id, sizeof id, vf, sizeof vf))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		r = vf_add(bus, pf, i);
+		if (r)
+			break;
+	}
+	if (r) {
+		while (i--)
+			vf_del(bus, pf, i);
+		return r;
+	}
+	if (fmt(p, sizeof p, "%s/sriov_numvfs", pf) ||
+	    fmt(buf, sizeof buf, "%lu\n", n) || file_write(p, buf, strlen(buf)))
+		return -EIO;
+	dev_event("change", pf, bus, NULL);
+	return 0;
+}
+
+/*
+ * The PF driver's remove(), from device_release_driver (links_drop):
+ * one whose .fake_sriov says disable takes every VF away first; nvme's
+ * (keep) leaves them, and sriov_numvfs then answers ENOENT until a
+ * driver is bound again (pci_iov_remove warns, and that is all)
+ */
+static void sriov_driver_remove(const char *bus, const char *drv,
+    const char *dev)
+{
+	if (drv_sriov(bus, drv, "disable") && attr_num(dev, "sriov_numvfs", 0))
+		sriov_disable(bus, dev);
 }
 
 /*
@@ -1256,6 +1596,93 @@ static int store_authorized(const char *r, const char *val, const char *raw,
 	return 0;
 }
 
+/* a digit's value in bases up to 16; 16 for anything else */
+static unsigned digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return 16;
+}
+
+/*
+ * kstrtou16 in base 0, its one newline already gone: an optional "+",
+ * "0x" and a hex digit for hex, a leading 0 for octal, else decimal;
+ * every character a digit, the value at most 0xffff; -1 when not so
+ */
+static long parse_u16(const char *s)
+{
+	unsigned long v = 0, d;
+	unsigned b = 10;
+
+	if (*s == '+')
+		s++;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && digit(s[2]) < 16) {
+		b = 16;
+		s += 2;
+	} else if (s[0] == '0') {
+		b = 8;
+	}
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		d = digit(*s);
+		if (d >= b)
+			return -1;
+		v = v * b + d;
+		if (v > 0xffff)
+			return -1;
+	}
+	return (long)v;
+}
+
+/*
+ * sriov_numvfs_store (drivers/pci/iov.c): a count kstrtou16 does not
+ * take is EINVAL, one above sriov_totalvfs ERANGE; then under the PF's
+ * device lock: the count it has already is done; with no driver, or a
+ * driver without sriov_configure (no .fake_sriov), ENOENT; 0 disables
+ * SR-IOV; another count while VFs are enabled is EBUSY (0 must come
+ * first); else the driver enables that many (part 3, SR-IOV)
+ */
+static int store_numvfs(const char *r, const char *val)
+{
+	char pf[PATHSZ], bus[PATHSZ], drv[PATHSZ];
+	long n = parse_u16(val);
+	unsigned long cur;
+
+	if (attr_dir(r, pf, sizeof pf) || n < 0)
+		return -EINVAL;
+	if ((unsigned long)n > attr_num(pf, "sriov_totalvfs", 0))
+		return -ERANGE;
+	probe_end(pf);
+	cur = attr_num(pf, "sriov_numvfs", 0);
+	if ((unsigned long)n == cur)
+		return 0;
+	if (dev_bus(pf, bus, sizeof bus) || !dev_driver(pf, drv, sizeof drv) ||
+	    !drv_sriov(bus, drv, NULL))
+		return -ENOENT;
+	if (!n) {
+		sriov_disable(bus, pf);
+		return 0;
+	}
+	if (cur)
+		return -EBUSY;
+	return sriov_enable(bus, pf, n);
+}
+
+/* sriov_drivers_autoprobe_store: kstrtobool, or EINVAL; no lock taken */
+static int store_sriov_autoprobe(const char *r, const char *val)
+{
+	int on = kstrtobool(val);
+
+	if (on < 0)
+		return on;
+	return file_write(r, on ? "1\n" : "0\n", 2) ? -EIO : 0;
+}
+
 /* one sysfs store; val is NUL-terminated, len is what was written */
 static int store(const char *r, const char *raw, size_t len)
 {
@@ -1289,6 +1716,10 @@ static int store(const char *r, const char *raw, size_t len)
 		return store_override(r, raw, len);
 	if (!strcmp(base(r), "authorized"))
 		return store_authorized(r, val, raw, len);
+	if (!strcmp(base(r), "sriov_numvfs"))
+		return store_numvfs(r, val);
+	if (!strcmp(base(r), "sriov_drivers_autoprobe"))
+		return store_sriov_autoprobe(r, val);
 	return store_plain(r, raw, len);
 }
 
@@ -1314,9 +1745,10 @@ static int store(const char *r, const char *raw, size_t len)
  *			the directory is kept aside (.fake_gone) for replug
  *			(a device without children: replug adds it alone)
  *	replug BUS ID	device_add of a new device like it: a new
- *			directory with the old one's files, driver_override
- *			"(null)" and authorized 1 where it has them, the
- *			links, the add uevent, then the probe
+ *			directory with the old one's files (and modes),
+ *			driver_override "(null)", authorized 1, a PF's
+ *			sriov_numvfs 0 and sriov_drivers_autoprobe 1 where
+ *			it has them, the links, the add uevent, the probe
  *	rmmod BUS DRV	driver_unregister all at once, as the fault action
  *			unregister:, the directory kept aside
  *	insmod BUS DRV	that driver back all at once: its directory and
@@ -1338,20 +1770,6 @@ static int gone_path(const char *bus, const char *name, char *p, size_t n)
 		return -1;
 	mkdirat(rootfd, p, 0755);
 	return fmt(p, n, ".fake_gone/%s/%s", bus, name);
-}
-
-/* one regular file of the directory from, copied into the directory to */
-static void file_copy(const char *from, const char *to, const char *name)
-{
-	char p[PATHSZ], buf[PAGESZ];
-	ssize_t len;
-
-	if (fmt(p, sizeof p, "%s/%s", from, name))
-		return;
-	len = file_read(p, buf, sizeof buf);
-	if (len < 0 || fmt(p, sizeof p, "%s/%s", to, name))
-		return;
-	file_write(p, buf, (size_t)len);
 }
 
 /* to, made new, with from's regular files (no links, no subdirectories) */
@@ -1478,6 +1896,8 @@ static int ctl_replug(const char *bus, const char *id)
 		return -EIO;
 	attr_reset(dev, "driver_override", "(null)\n");
 	attr_reset(dev, "authorized", "1\n");
+	attr_reset(dev, "sriov_numvfs", "0\n");
+	attr_reset(dev, "sriov_drivers_autoprobe", "1\n");
 	if (updirs(up, sizeof up, dev) || fmt(p, sizeof p, "%s/subsystem", dev) ||
 	    fmt(t, sizeof t, "%sbus/%s", up, bus) || symlinkat(t, rootfd, p) ||
 	    fmt(p, sizeof p, "bus/%s/devices/%s", bus, id) ||
@@ -1853,10 +2273,16 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t fill,
 static int fs_open(const char *path, struct fuse_file_info *fi)
 {
 	const char *r = rel(path);
+	struct stat st;
 	int fd;
 
 	if (hidden(r))
 		return -ENOENT;
+	/* kernfs: an attribute without a store (no write mode) is EACCES */
+	if ((fi->flags & O_ACCMODE) != O_RDONLY &&
+	    !fstatat(rootfd, r, &st, 0) && S_ISREG(st.st_mode) &&
+	    !(st.st_mode & 0222))
+		return -EACCES;
 	fd = openat(rootfd, r, (fi->flags & O_ACCMODE) | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
