@@ -198,7 +198,12 @@ int rollback(struct look *lk, struct rule *r, struct fail *f)
 	/* A zero-byte write never reaches sysfs; "\n" clears the override. */
 	if (r->run.hold != NO_HOLD_ATTR && dev_write(lk, hold_name(r->run.hold), r->run.ovr[0] ? r->run.ovr : "\n") < 0)
 		return fail(f, OP_HOLD);
-	if (r->run.orig[0] && dev_move(lk, r, &m) < 0) {
+	/*
+	 * A device that had no driver goes back to none where it is on the
+	 * rule's driver: a set's member moved before another failed. One
+	 * that another driver took meanwhile keeps it.
+	 */
+	if ((r->run.orig[0] || (dev_driver(lk, m.cur) == 0 && !strcmp(m.cur, r->s.drv))) && dev_move(lk, r, &m) < 0) {
 		*f = m.f;
 		if (f->err == ELSEWHERE)
 			f->err = m.cur[0] ? EBUSY : ENODEV;

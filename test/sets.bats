@@ -140,6 +140,23 @@ gpu_slot() {
 	[ "${lines[1]}" = "drvbind: pci/0000:01:00.*: set failed; as before: 0000:01:00.0 0000:01:00.1" ]
 }
 
+@test "a device of the set that had no driver is unbound again when another device fails the set, as its line says" {
+	fake_driver pci snd_hda_intel 'match=*'
+	fake_driver pci vfio-pci 'match=*'
+	fake_device pci 0000:01:00.0 override vendor=0x10de device=0x1b80 pciclass=0x030000
+	fake_device pci 0000:01:00.1 driver=snd_hda_intel override vendor=0x10de device=0x10f0 pciclass=0x040300
+	fake_fault bus/pci/drivers/vfio-pci/bind pass
+	fake_fault bus/pci/drivers/vfio-pci/bind EIO
+	run_says 1 - drvbind -t 2 "pci/0000:01:00.*:vfio-pci" <<-EOF
+	drvbind: pci/0000:01:00.1: snd_hda_intel -> vfio-pci failed at bind: I/O error; back on snd_hda_intel
+	drvbind: pci/0000:01:00.*: set failed; as before: 0000:01:00.0 0000:01:00.1
+	EOF
+	assert_driver pci 0000:01:00.0 none
+	assert_driver pci 0000:01:00.1 snd_hda_intel
+	[ "$(cat "$SYS/bus/pci/devices/0000:01:00.0/driver_override")" = "(null)" ]
+	log_has "bus/pci/drivers/vfio-pci/unbind 0000:01:00.0 -> ok"
+}
+
 @test "a set that matches nothing waits like a missing device and says so at its deadline" {
 	gpu_slot
 	run_says 1 "drvbind: pci/0000:05:00.*: device not found (waited 1 s)" \
