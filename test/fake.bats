@@ -425,6 +425,15 @@ ixgbe_pf() {
 		sriov=63 sriov_offset=128 sriov_stride=2 sriov_vf_device=10ed driver=ixgbe "$@"
 }
 
+# ixgbe_vfs_went: the uevents of the 82599's two VFs as they go, each
+# unbound from ixgbevf, then removed, in the order of their numbers
+ixgbe_vfs_went() {
+	local vf
+	for vf in 0000:01:10.0 0000:01:10.2; do
+		printf '%s@/devices/pci0000:00/0000:00:1c.0/%s SUBSYSTEM=pci\n' unbind "$vf" remove "$vf"
+	done
+}
+
 # sys_write FILE VALUE: VALUE written to FILE below $SYS in one write
 # (the shell's printf writes a line at a time), as bats's run: dd's
 # status, and its message naming the errno, in $output
@@ -563,10 +572,7 @@ sys_write() {
 	wait_for "$FAKE/uevents" '^remove@.*0000:01:10.2 '
 	run fake_uevents
 	assert_output_is <<-EOF
-	unbind@/devices/pci0000:00/0000:00:1c.0/0000:01:10.0 SUBSYSTEM=pci
-	remove@/devices/pci0000:00/0000:00:1c.0/0000:01:10.0 SUBSYSTEM=pci
-	unbind@/devices/pci0000:00/0000:00:1c.0/0000:01:10.2 SUBSYSTEM=pci
-	remove@/devices/pci0000:00/0000:00:1c.0/0000:01:10.2 SUBSYSTEM=pci
+	$(ixgbe_vfs_went)
 	EOF
 	assert_log <<-EOF
 	$IXGBE_DEV/sriov_numvfs 2 -> ok
@@ -611,10 +617,7 @@ sys_write() {
 	wait_for "$FAKE/uevents" "^unbind@/$IXGBE_DEV "
 	run fake_uevents
 	assert_output_is <<-EOF
-	unbind@/devices/pci0000:00/0000:00:1c.0/0000:01:10.0 SUBSYSTEM=pci
-	remove@/devices/pci0000:00/0000:00:1c.0/0000:01:10.0 SUBSYSTEM=pci
-	unbind@/devices/pci0000:00/0000:00:1c.0/0000:01:10.2 SUBSYSTEM=pci
-	remove@/devices/pci0000:00/0000:00:1c.0/0000:01:10.2 SUBSYSTEM=pci
+	$(ixgbe_vfs_went)
 	unbind@/$IXGBE_DEV SUBSYSTEM=pci
 	EOF
 }
