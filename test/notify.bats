@@ -132,7 +132,9 @@ received_us() {
 
 # late_stub: pci_stub_setup's NIC on e1000, without pci-stub, which
 # its rule names: stub_registers registers it, when the test has seen
-# the rule wait
+# the rule wait. Its tests give the follower -t 60: a loaded machine
+# may take more than the default 10 s to get there, and the rule would
+# fail at its deadline first
 late_stub() {
 	fake_driver pci e1000 'match=*'
 	fake_device pci "$E1000" driver=e1000 override
@@ -169,7 +171,7 @@ registers_then_ready() {
 	late_stub
 	NOTIFY=$FAKE/notify.sock
 	notify_listen "$NOTIFY"
-	follow "pci/$E1000:pci-stub"
+	follow -t 60 "pci/$E1000:pci-stub"
 	waits_quietly
 	# the rule waits for pci-stub: no READY=1
 	assert_driver pci "$E1000" e1000
@@ -324,7 +326,7 @@ registers_then_ready() {
 	late_stub
 	NOTIFY=@drvbind-notify-$BATS_TEST_NUMBER-$$
 	notify_listen "$NOTIFY"
-	follow "pci/$E1000:pci-stub"
+	follow -t 60 "pci/$E1000:pci-stub"
 	waits_quietly
 	registers_then_ready
 	assert_driver pci "$E1000" pci-stub
@@ -388,7 +390,7 @@ s6_said() {
 @test "under s6, a follower writes one newline to the notification fd once its rule holds, not before, and closes it" {
 	late_stub
 	s6_svc
-	follow "pci/$E1000:pci-stub"
+	follow -t 60 "pci/$E1000:pci-stub"
 	waits_quietly
 	[ ! -s "$FAKE/s6.out" ]
 	kill -0 "$S6_PID"
@@ -404,7 +406,7 @@ s6_said() {
 	s6_svc
 	NOTIFY=$FAKE/notify.sock
 	notify_listen "$NOTIFY"
-	follow "pci/$E1000:pci-stub"
+	follow -t 60 "pci/$E1000:pci-stub"
 	waits_quietly
 	[ ! -s "$FAKE/s6.out" ]
 	registers_then_ready
