@@ -389,6 +389,9 @@ static int knock_past(const struct sockaddr_un *a, socklen_t len, const char *na
 		say(LOG_WARNING, "-f: %s is held by uid %u (pid %u); following without it", name, l.uid, pid);
 		return TAKEN;
 	}
+	/* No process holds it any longer: the follower that was ending has gone, and the place is free. */
+	if (!pid && listener_of(a, len, &l) == 0 && !l.found)
+		return FREE;
 	if (l.uid == -1U || !pid) {
 		say(LOG_WARNING, "-f: %s does not answer, and who listens there cannot be found; not following", name);
 		return REFUSED;
