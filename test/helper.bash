@@ -514,7 +514,9 @@ _fake_register_step() {
 		;;
 	module)
 		for a; do
-			[[ $a == module=* ]] && _fake_drv_module "$d" "${a#module=}"
+			if [[ $a == module=* ]]; then
+				_fake_drv_module "$d" "${a#module=}"
+			fi
 		done
 		;;
 	add) fake_uevent add "/bus/$bus/drivers/$drv" SUBSYSTEM=drivers ;;

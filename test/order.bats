@@ -90,6 +90,15 @@ write() {
 	EOF
 }
 
+@test "driver_register's module step makes the module link wherever module= stands among the driver's arguments" {
+	fake_device pci "$E1000" vendor=0x8086 device=0x100e
+	fake_register pci vfio-pci module=vfio_pci "match=$E1000" new_id steps=module
+	[ "$(readlink "$SYS/bus/pci/drivers/vfio-pci/module")" = ../../../../module/vfio_pci ]
+	fake_register_rest pci vfio-pci
+	[ "$(readlink "$SYS/bus/pci/drivers/vfio-pci/module")" = ../../../../module/vfio_pci ]
+	[ "$(drv_ls pci vfio-pci)" = "$E1000 bind module new_id remove_id uevent unbind" ]
+}
+
 @test "a USB driver gets new_id after its add uevent, and usbip-host match_busid" {
 	usb_stick
 	fake_listen
